@@ -1,0 +1,56 @@
+"""The backend contract: turn neutral messages into one assistant turn from some model."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from ..messages import Message, ToolSchema, Turn
+
+
+class BackendError(RuntimeError):
+    """A backend failed for good (after retries); the message says what the user can do."""
+
+
+class MissingCredentials(BackendError):
+    """No API key: the message names the variable and the backends that need none."""
+
+
+class QuotaExhausted(BackendError):
+    """The account is out of quota (not a rate limit): retrying the same model will not help."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model behind some API. `complete` is called once per agent round."""
+
+    name: str
+    model: str
+
+    async def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        final_schema: dict[str, Any] | None = None,
+        max_output_tokens: int = 4096,
+    ) -> Turn:
+        """One model turn: text and/or tool calls. `final_schema` is the JSON schema of a final answer."""
+        ...
+
+
+class BackendOptions:
+    """What a user can say about a backend on the command line; each backend reads what applies."""
+
+    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
+                 max_retries: int = 4, retry_cap: float = 60.0, timeout: float = 120.0,
+                 fallback_models: list[str] | None = None, record: str | None = None,
+                 extra: dict[str, Any] | None = None):
+        self.model = model
+        self.base_url = base_url
+        self.api_key = api_key
+        self.max_retries = max_retries
+        self.retry_cap = retry_cap  # longest retry-after we honour, seconds
+        self.timeout = timeout
+        self.fallback_models = fallback_models or []
+        self.record = record  # cassette path: record every request/response of this backend
+        self.extra = extra or {}

@@ -1,0 +1,29 @@
+"""One sample shape for every dataset and probe set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass
+class Sample:
+    """A question about one or more images, with its answer when known."""
+
+    id: str
+    images: list[Path]  # local files; the first is registered as `original`, others as image_2..image_4
+    question: str
+    answer: str | None = None  # normalised: 'yes'/'no', 'A'..'D', a count '2', a letter 'k', ...
+    choices: list[str] | None = None  # option texts in order (A, B, ...)
+    category: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Dataset(Protocol):
+    """Anything that yields samples in a stable order."""
+
+    name: str
+
+    def __iter__(self) -> Iterator[Sample]: ...

@@ -1,0 +1,242 @@
+"""The MCP server: session tools, plugin tools wrapped with `session`, and the image resource."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import inspect
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from pydantic_core import to_jsonable_python
+
+from .errors import ToolInputError
+from .imageio import decode_image, encode_png, preview, read_source, to_rgb
+from .limits import Limits
+from .plugins import collect_tools, plugin_manager
+from .registry import ImageRecord, Registry
+from .toolapi import ToolContext, ToolOutput, ToolSpec
+
+SessionId = Annotated[str, Field(description="session id returned by open_session")]
+INSTRUCTIONS = """Image tools over an immutable registry. open_session(source) loads an image as 'original'
+and returns a session id; every tool takes that session and image ids, and writes its result as a new image
+img_001, img_002, ... Nothing is modified in place, so any earlier image can be reused. Coordinates are pixels
+of the referenced image; boxes are [x0, y0, x1, y1]."""
+
+
+class ImageResult(BaseModel):
+    """Metadata of a tool result; the pixels travel as image content or via the resource link."""
+
+    image: str = Field(description="id of the new image, or of the image read when nothing new was made")
+    created: bool = Field(description="whether the call stored a new image")
+    width: int
+    height: int
+    parents: list[str]
+    preview: list[int] | None = Field(None, description="[w, h] of the downscaled preview sent, if any")
+    data: dict[str, Any] | None = Field(None, description="tool-specific measurements (never pixels)")
+
+
+class SessionImage(BaseModel):
+    session: str
+    image: str
+    width: int
+    height: int
+
+
+class ImageList(BaseModel):
+    session: str
+    images: list[dict[str, Any]]
+
+
+@dataclass
+class ServerConfig:
+    """Everything that shapes one server: limits, readable roots, which plugins and tags to expose."""
+
+    limits: Limits = field(default_factory=Limits)
+    roots: list[Path] = field(default_factory=lambda: [Path.cwd()])
+    plugins: list[str] | None = None
+    tags: list[str] | None = None
+
+
+class TrompeApp:
+    """One server instance: the MCP server object plus the registry and tools behind it."""
+
+    def __init__(self, config: ServerConfig | None = None):
+        self.config = config or ServerConfig()
+        self.registry = Registry(self.config.limits)
+        self.pm = plugin_manager(self.config.plugins)
+        self.tools = collect_tools(self.pm, self.config.tags)
+        self.mcp = MCPServer("trompe", instructions=INSTRUCTIONS)
+        self._add_session_tools()
+        for spec in self.tools.values():
+            self.mcp.add_tool(self._wrap(spec), name=spec.name, description=spec.fn.__doc__,
+                              meta={"tags": sorted(spec.tags), "plugin": spec.plugin},
+                              annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                          idempotent_hint=False, open_world_hint=False))
+        self.mcp.resource("image://{session}/{image}", mime_type="image/png",
+                          description="PNG bytes of an image in a session")(self._read_image)
+
+    # results ---------------------------------------------------------------
+    def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
+                     data: dict[str, Any] | None = None) -> CallToolResult:
+        """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
+        im = self.registry.load(session, record.id)
+        shown = preview(im, self.config.limits.max_preview_side)
+        note = ""
+        if shown.size != im.size:
+            note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
+                    f"as {record.id}, coordinates refer to the full size]")
+        text = f"{record.id} {record.width}x{record.height}: {summary}{note}"
+        uri = f"image://{session}/{record.id}"
+        meta = ImageResult(image=record.id, created=created, width=record.width, height=record.height,
+                           parents=list(record.parents), data=data,
+                           preview=list(shown.size) if shown.size != im.size else None)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text),
+                     ImageContent(type="image", data=base64.b64encode(encode_png(shown)).decode(),
+                                  mime_type="image/png"),
+                     ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
+            structured_content=meta.model_dump(),
+        )
+
+    def _finish(self, spec: ToolSpec, ctx: ToolContext, out: ToolOutput, arguments: dict[str, Any]):
+        if out.image is None:
+            first = ctx.parents[0] if ctx.parents else None
+            record = self.registry.record(ctx.session, first) if first else None
+            meta = ImageResult(image=first or "", created=False, width=record.width if record else 0,
+                               height=record.height if record else 0, parents=list(ctx.parents), data=out.data)
+            return CallToolResult(content=[TextContent(type="text", text=out.summary)],
+                                  structured_content=meta.model_dump())
+        record = self.registry.add_output(ctx.session, to_rgb(out.image), spec.name, arguments,
+                                          tuple(ctx.parents))
+        return self.image_result(ctx.session, record, out.summary, created=True, data=out.data)
+
+    # plugin tools -----------------------------------------------------------
+    def _wrap(self, spec: ToolSpec):
+        """An async MCP handler with `session` first and the plugin function's own typed arguments."""
+        hints = typing.get_type_hints(spec.fn, include_extras=True)
+        own = list(inspect.signature(spec.fn).parameters.values())[1:]
+        params = [inspect.Parameter("session", inspect.Parameter.KEYWORD_ONLY, annotation=SessionId)]
+        params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=hints.get(p.name, p.annotation))
+                   for p in own]
+        returns = Annotated[CallToolResult, ImageResult]
+
+        async def handler(**kwargs: Any) -> CallToolResult:
+            session = kwargs.pop("session")
+            arguments = to_jsonable_python(kwargs)
+            return await self._run(functools.partial(self._call, spec, session, kwargs, arguments))
+
+        handler.__signature__ = inspect.Signature(params, return_annotation=returns)
+        handler.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
+        handler.__name__ = spec.name
+        handler.__doc__ = spec.fn.__doc__
+        return handler
+
+    def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any]):
+        self.registry.records(session)  # unknown session is the first error a caller should see
+        ctx = ToolContext(self.registry, session)
+        return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments)
+
+    @staticmethod
+    async def _run(work):
+        """Blocking image work off the event loop; input errors become MCP tool errors."""
+        try:
+            return await anyio.to_thread.run_sync(work)
+        except ToolInputError as exc:
+            raise ToolError(str(exc)) from None
+
+    # session tools ----------------------------------------------------------
+    def _load(self, source: str, argument: str = "source"):
+        limits = self.config.limits
+        data = read_source(source, self.config.roots, limits.max_source_bytes, argument)
+        return decode_image(data, limits.max_pixels, argument)
+
+    @staticmethod
+    def _source_label(source: str) -> str:
+        inline = source.startswith("data:") or len(source) > 512
+        return f"<inline image, {len(source)} characters>" if inline else source
+
+    def _add_session_tools(self) -> None:
+        registry = self.registry
+
+        async def open_session(
+            source: Annotated[str, Field(description="image file path under the server's roots, a data: URL "
+                                                     "or base64 image bytes")],
+            name: Annotated[str, Field(description="id to give the image")] = "original",
+        ) -> Annotated[CallToolResult, SessionImage]:
+            """Start a session with one image; returns the session id every other tool needs."""
+            def work():
+                im = self._load(source)
+                session = registry.create_session()
+                try:
+                    record = registry.add_input(session, name, im, self._source_label(source))
+                except ToolInputError:
+                    registry.close_session(session)
+                    raise
+                return _session_image(session, record, f"session {session}: {record.id} "
+                                      f"{record.width}x{record.height}")
+            return await self._run(work)
+
+        async def add_image(
+            session: SessionId,
+            source: Annotated[str, Field(description="image file path under the roots, data: URL or base64")],
+            name: Annotated[str, Field(description="id to give the image, e.g. 'image_2'")],
+        ) -> Annotated[CallToolResult, SessionImage]:
+            """Add another input image to a session under a name of your choice."""
+            def work():
+                registry.records(session)
+                record = registry.add_input(session, name, self._load(source), self._source_label(source))
+                return _session_image(session, record, f"added {record.id} {record.width}x{record.height}")
+            return await self._run(work)
+
+        async def list_images(session: SessionId) -> Annotated[CallToolResult, ImageList]:
+            """List every image of the session with its size and lineage (how it was made, from what)."""
+            def work():
+                records = registry.records(session)
+                lines = [f"{r.id} {r.width}x{r.height} {r.operation}"
+                         + (f" of {', '.join(r.parents)}" if r.parents else "") for r in records]
+                return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))],
+                                      structured_content=ImageList(session=session, images=[
+                                          to_jsonable_python(r.describe()) for r in records]).model_dump())
+            return await self._run(work)
+
+        async def view_image(session: SessionId, image: Annotated[str, Field(description="image id")]
+                             ) -> Annotated[CallToolResult, ImageResult]:
+            """Look at an image of the session again without creating a new one."""
+            def work():
+                record = registry.record(session, image)
+                return self.image_result(session, record, f"view of {record.operation} image", created=False)
+            return await self._run(work)
+
+        async def close_session(session: SessionId) -> str:
+            """Free a session and all its images; its id stops working."""
+            def work():
+                return f"closed {session} ({registry.close_session(session)} images freed)"
+            return await self._run(work)
+
+        for fn in (open_session, add_image, list_images, view_image, close_session):
+            self.mcp.add_tool(fn, meta={"tags": ["session"], "plugin": "trompe_server"})
+
+    async def _read_image(self, session: str, image: str) -> bytes:
+        def work():
+            try:
+                return encode_png(self.registry.load(session, image))
+            except ToolInputError as exc:
+                raise ResourceNotFoundError(str(exc)) from None
+        return await anyio.to_thread.run_sync(work)
+
+
+def _session_image(session: str, record: ImageRecord, text: str) -> CallToolResult:
+    meta = SessionImage(session=session, image=record.id, width=record.width, height=record.height)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=meta.model_dump())
+
+
+def create_app(config: ServerConfig | None = None) -> TrompeApp:
+    return TrompeApp(config)

@@ -1,0 +1,110 @@
+"""`trompe-server`: serve the image tools over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from .app import ServerConfig, create_app
+from .errors import PluginConflict
+from .limits import Limits, parse_limit
+from .plugins import plugin_listing
+
+LIMIT_HELP = {
+    "max_pixels": "pixels per image",
+    "max_images": "images per session",
+    "max_session_bytes": "decoded pixel bytes per session, e.g. 2GiB",
+    "max_sessions": "live sessions; the least recently used is evicted beyond this",
+    "idle_timeout": "seconds before an unused session is dropped",
+    "memory_budget": "pixel bytes kept in RAM across sessions; older images spill to disk",
+    "max_source_bytes": "bytes of one input file or data: URL",
+    "max_preview_side": "long side of the PNG returned; larger images get a downscaled preview",
+    "max_inputs": "images one tool call may combine",
+}
+
+
+class LimitArg:
+    """argparse type for a limit, so a bad value is reported with its accepted form."""
+
+    def __init__(self, name: str, kind: type):
+        self.name, self.kind = name, kind
+
+    def __call__(self, raw: str) -> int | float:
+        try:
+            return parse_limit(self.name, raw, self.kind)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
+    parser.add_argument("--root", action="append", type=Path, default=None,
+                        help="folder whose images may be opened by path (repeatable; default: the working directory)")
+    parser.add_argument("--plugins", help="comma-separated plugin names to load (default: all; env TROMPE_PLUGINS)")
+    parser.add_argument("--tools", help="comma-separated tags to expose, e.g. core,analysis (default: all; "
+                        "env TROMPE_TOOLS)")
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    parser.add_argument("--token", default=os.environ.get("TROMPE_TOKEN"),
+                        help="bearer token required on HTTP requests (env TROMPE_TOKEN); needed off loopback")
+    parser.add_argument("--allowed-host", action="append", default=[],
+                        help="extra Host header value accepted over HTTP, e.g. myhost:8765 (repeatable)")
+    parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
+    parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
+    parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
+    defaults = Limits()
+    for f in fields(Limits):
+        parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, metavar="N",
+                            type=LimitArg(f.name, type(getattr(defaults, f.name))),
+                            help=f"{LIMIT_HELP[f.name]} (default {getattr(defaults, f.name)}; "
+                                 f"env TROMPE_{f.name.upper()})")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    overrides = {f.name: getattr(args, f.name) for f in fields(Limits)}
+    tags = args.tools or os.environ.get("TROMPE_TOOLS")
+    return ServerConfig(
+        limits=Limits.from_env(**overrides),
+        roots=[r.resolve() for r in args.root] if args.root else [Path.cwd()],
+        plugins=args.plugins.split(",") if args.plugins else None,
+        tags=tags.split(",") if tags else None,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        app = create_app(config_from_args(args))
+    except (PluginConflict, ValueError) as exc:
+        raise SystemExit(f"trompe-server: {exc}") from None
+    if args.list_tools:
+        rows = [{"name": s.name, "plugin": s.plugin, "tags": sorted(s.tags), "description": s.summary}
+                for s in app.tools.values()]
+        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{r['name']:<26} {r['plugin']:<10} {','.join(r['tags']):<10} {r['description']}" for r in rows))
+        return
+    if args.list_plugins:
+        rows = plugin_listing(app.pm)
+        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
+            for r in rows))
+        return
+    try:
+        if args.http:
+            from .http import serve_http
+
+            serve_http(app.mcp, args.host, args.port, args.token, args.allowed_host,
+                       max_body=max(4 * 1024 * 1024, app.config.limits.max_source_bytes * 4 // 3 + 65536))
+        else:
+            print(f"trompe-server: serving {len(app.tools)} tools over stdio (Ctrl-C to stop)", file=sys.stderr)
+            app.mcp.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.registry.close()

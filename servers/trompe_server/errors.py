@@ -1,0 +1,17 @@
+"""Errors a tool raises on bad input; the server turns them into MCP tool errors."""
+
+
+class ToolInputError(ValueError):
+    """Bad input from the caller: the message names the argument and the accepted range."""
+
+    def __init__(self, argument: str, message: str):
+        self.argument = argument
+        super().__init__(f"{argument}: {message}")
+
+
+class LimitError(ToolInputError):
+    """A configured limit would be exceeded; nothing was stored."""
+
+
+class PluginConflict(RuntimeError):
+    """Two plugins define the same tool name: a start-up error naming both."""

@@ -1,0 +1,65 @@
+"""Streamable HTTP transport: loopback by default, bearer token required beyond it."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def security_settings(host: str, port: int, allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection stays on: only the bound host (and any named extras) may be addressed."""
+    hosts = {f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]")} | {f"{host}:{port}"}
+    hosts |= {h if ":" in h else f"{h}:{port}" for h in allowed_hosts}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted(hosts),
+        allowed_origins=sorted(f"http://{h}" for h in hosts),
+    )
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="trompe"')]})
+                await send({"type": "http.response.body",
+                            "body": b'{"error": "missing or wrong bearer token"}'})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list[str],
+               max_body: int) -> None:
+    """Run the server over streamable HTTP with uvicorn until interrupted."""
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise SystemExit(f"refusing to bind {host}: a non-loopback host needs a bearer token "
+                         "(--token or TROMPE_TOKEN)")
+    app = mcp.streamable_http_app(transport_security=security_settings(host, port, allowed_hosts),
+                                  max_request_body_size=max_body, host=host)
+    if token:
+        app = BearerAuth(app, token)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

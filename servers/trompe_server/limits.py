@@ -1,0 +1,55 @@
+"""Server limits with documented defaults, settable by CLI flag and environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that keep one careless caller from exhausting the server."""
+
+    max_pixels: int = 50_000_000  # width*height of any single image, input or output
+    max_images: int = 500  # images per session, inputs included
+    max_session_bytes: int = 2 * GiB  # decoded pixel bytes per session (memory + spill)
+    max_sessions: int = 64  # live sessions; the least recently used one is evicted beyond this
+    idle_timeout: float = 3600.0  # seconds without use before a session is dropped
+    memory_budget: int = 1 * GiB  # decoded pixels kept in RAM across sessions; the rest spills to disk
+    max_source_bytes: int = 25 * MiB  # encoded bytes of one data:/base64 source or file
+    max_preview_side: int = 1568  # long side of the PNG sent back; larger images get a downscaled preview
+    max_inputs: int = 6  # images one tool may combine
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> Limits:
+        """Defaults, then TROMPE_<FIELD> variables, then explicit overrides (CLI flags)."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for f in fields(cls):
+            raw = environ.get(f"TROMPE_{f.name.upper()}")
+            if raw is not None:
+                values[f.name] = parse_limit(f.name, raw, float if f.type == "float" else int)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        limits = cls(**values)
+        for f in fields(limits):
+            if getattr(limits, f.name) <= 0:
+                raise ValueError(f"{f.name} must be positive, got {getattr(limits, f.name)}")
+        return limits
+
+
+def parse_limit(name: str, raw: str, kind: type) -> int | float:
+    """Read '2GiB', '512MiB', '50000000' or '3600' into a number, naming the setting on failure."""
+    text = raw.strip()
+    for suffix, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+        if text.endswith(suffix):
+            try:
+                return kind(float(text[: -len(suffix)]) * scale)
+            except ValueError:
+                break
+    try:
+        return kind(float(text))
+    except ValueError:
+        raise ValueError(f"{name}: {raw!r} is not a number (examples: 500, 2GiB, 512MiB)") from None

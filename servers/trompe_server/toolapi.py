@@ -1,0 +1,106 @@
+"""What a plugin's tool function sees: argument types, a context to read images, and its result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from PIL import Image, ImageColor
+from pydantic import Field
+
+from .errors import ToolInputError
+from .registry import Registry
+
+ImageId = Annotated[str, Field(description="id of an image in this session, e.g. 'original' or 'img_002'")]
+Box = Annotated[list[float], Field(min_length=4, max_length=4,
+                                   description="[x0, y0, x1, y1] in pixels of the referenced image, x0<x1, y0<y1")]
+Point = Annotated[list[float], Field(min_length=2, max_length=2, description="[x, y] in pixels")]
+Color = Annotated[str, Field(description="colour name ('red') or hex ('#ff0000', '#ff000080')")]
+
+
+@dataclass
+class ToolOutput:
+    """A tool's result: a one-line summary, optionally a new image, optionally extra metadata."""
+
+    summary: str
+    image: Image.Image | None = None
+    data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered tool: its function, tags and the plugin that provided it."""
+
+    name: str
+    fn: Callable[..., ToolOutput]
+    tags: frozenset[str]
+    plugin: str
+
+    @property
+    def summary(self) -> str:
+        return (self.fn.__doc__ or "").strip().splitlines()[0] if self.fn.__doc__ else ""
+
+
+@dataclass
+class ToolContext:
+    """Reads images of one session for one tool call and remembers which ones it read (the parents)."""
+
+    registry: Registry
+    session: str
+    parents: list[str] = field(default_factory=list)
+
+    @property
+    def limits(self):
+        return self.registry.limits
+
+    def image(self, image_id: str, argument: str = "image") -> Image.Image:
+        """A copy of the image's pixels (RGB or RGBA), safe to draw on."""
+        im = self.registry.load(self.session, image_id, argument)
+        if image_id not in self.parents:
+            self.parents.append(image_id)
+        return im
+
+    def size(self, image_id: str, argument: str = "image") -> tuple[int, int]:
+        record = self.registry.record(self.session, image_id, argument)
+        return record.width, record.height
+
+
+def check_box(box: Sequence[float], size: tuple[int, int], argument: str = "box") -> tuple[int, int, int, int]:
+    """Round a box to pixels and require it to be non-empty, ordered and inside the image."""
+    width, height = size
+    x0, y0, x1, y1 = (round(v) for v in box)
+    accepted = f"accepted: 0 <= x0 < x1 <= {width}, 0 <= y0 < y1 <= {height}"
+    if x0 >= x1 or y0 >= y1:
+        raise ToolInputError(argument, f"{list(box)} is empty or inverted; {accepted}")
+    if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
+        raise ToolInputError(argument, f"{list(box)} is outside the {width}x{height} image; {accepted}")
+    return x0, y0, x1, y1
+
+
+def check_point(point: Sequence[float], size: tuple[int, int], argument: str = "point",
+                margin: float = 0) -> tuple[float, float]:
+    """Require a point to lie within the image (plus an optional margin, for line ends)."""
+    width, height = size
+    x, y = point
+    if not (-margin <= x <= width + margin and -margin <= y <= height + margin):
+        raise ToolInputError(argument, f"{list(point)} is outside the {width}x{height} image; "
+                             f"accepted: {-margin:g} <= x <= {width + margin:g}, {-margin:g} <= y <= {height + margin:g}")
+    return float(x), float(y)
+
+
+def check_range(value: float, low: float, high: float, argument: str) -> float:
+    """Require low <= value <= high, naming the argument and the range."""
+    if not low <= value <= high:
+        raise ToolInputError(argument, f"{value:g} is out of range; accepted: {low:g} to {high:g}")
+    return value
+
+
+def parse_color(color: str, argument: str = "color") -> tuple[int, int, int, int]:
+    """RGBA from a colour name or hex string."""
+    try:
+        rgba = ImageColor.getrgb(color.strip())
+    except (ValueError, AttributeError):
+        raise ToolInputError(argument, f"{color!r} is not a colour; use a name ('red') or hex "
+                             "('#RRGGBB' or '#RRGGBBAA')") from None
+    return rgba if len(rgba) == 4 else (*rgba, 255)

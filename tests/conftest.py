@@ -1,0 +1,89 @@
+"""Shared fixtures: a real trompe server driven through the official MCP client, in memory."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import io
+
+import pytest
+from mcp import Client
+from PIL import Image
+
+from trompe_server.app import ServerConfig, create_app
+from trompe_server.limits import Limits
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def pytest_collection_modifyitems(items):
+    """Run every coroutine test under anyio, so async fixtures and tests share one task."""
+    for item in items:
+        if inspect.iscoroutinefunction(getattr(item, "function", None)):
+            item.add_marker(pytest.mark.anyio)
+
+
+def png_bytes(im: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def data_url(im: Image.Image) -> str:
+    return "data:image/png;base64," + base64.b64encode(png_bytes(im)).decode()
+
+
+def gradient(width: int = 64, height: int = 48) -> Image.Image:
+    """An image whose every pixel differs, so any shift or resample shows."""
+    im = Image.new("RGB", (width, height))
+    im.putdata([((x * 4) % 256, (y * 5) % 256, (x + y) % 256) for y in range(height) for x in range(width)])
+    return im
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    """Build a server app with chosen limits/plugins/tags; its roots default to tmp_path."""
+    apps = []
+
+    def factory(limits: Limits | None = None, **kwargs):
+        kwargs.setdefault("roots", [tmp_path])
+        app = create_app(ServerConfig(limits=limits or Limits(), **kwargs))
+        apps.append(app)
+        return app
+
+    yield factory
+    for app in apps:
+        app.registry.close()
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()
+
+
+@pytest.fixture
+async def client(app):
+    async with Client(app.mcp) as c:
+        yield c
+
+
+@pytest.fixture
+async def open_image(client):
+    """Open a session on an image (default: a 64x48 gradient); returns the session id."""
+
+    async def opener(im: Image.Image | None = None, name: str = "original") -> str:
+        result = await client.call_tool("open_session", {"source": data_url(im or gradient()), "name": name})
+        assert not result.is_error, result.content[0].text
+        return result.structured_content["session"]
+
+    return opener
+
+
+def result_image(result) -> Image.Image:
+    """The PNG a tool result carries, decoded."""
+    blocks = [b for b in result.content if b.type == "image"]
+    assert blocks, [b.type for b in result.content]
+    return Image.open(io.BytesIO(base64.b64decode(blocks[0].data)))
