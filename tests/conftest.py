@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import inspect
 import io
 
 import pytest
@@ -17,13 +16,6 @@ from trompe_server.limits import Limits
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-def pytest_collection_modifyitems(items):
-    """Run every coroutine test under anyio, so async fixtures and tests share one task."""
-    for item in items:
-        if inspect.iscoroutinefunction(getattr(item, "function", None)):
-            item.add_marker(pytest.mark.anyio)
 
 
 def png_bytes(im: Image.Image) -> bytes:

@@ -2,7 +2,9 @@
 
 from trompe_server import hookimpl
 
-from .tools import TOOLS
+from . import images, regions, shapes
+
+TOOLS = [*shapes.TOOLS, *regions.TOOLS, *images.TOOLS]
 
 
 @hookimpl

@@ -14,11 +14,12 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from PIL import Image
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
 from .errors import ToolInputError
-from .imageio import decode_image, encode_png, preview, read_source, to_rgb
+from .imageio import decode_image, encode_png, is_inline, preview, read_source, to_rgb
 from .limits import Limits
 from .plugins import collect_tools, plugin_manager
 from .registry import ImageRecord, Registry
@@ -63,6 +64,7 @@ class ServerConfig:
     roots: list[Path] = field(default_factory=lambda: [Path.cwd()])
     plugins: list[str] | None = None
     tags: list[str] | None = None
+    extra_plugins: dict[str, Any] = field(default_factory=dict)  # name -> object with @hookimpl functions
 
 
 class TrompeApp:
@@ -71,7 +73,7 @@ class TrompeApp:
     def __init__(self, config: ServerConfig | None = None):
         self.config = config or ServerConfig()
         self.registry = Registry(self.config.limits)
-        self.pm = plugin_manager(self.config.plugins)
+        self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins)
         self.tools = collect_tools(self.pm, self.config.tags)
         self.mcp = MCPServer("trompe", instructions=INSTRUCTIONS)
         self._add_session_tools()
@@ -80,14 +82,14 @@ class TrompeApp:
                               meta={"tags": sorted(spec.tags), "plugin": spec.plugin},
                               annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                                           idempotent_hint=False, open_world_hint=False))
-        self.mcp.resource("image://{session}/{image}", mime_type="image/png",
+        self.mcp.resource("image://{session}/{image}", name="image", mime_type="image/png",
                           description="PNG bytes of an image in a session")(self._read_image)
 
     # results ---------------------------------------------------------------
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
-                     data: dict[str, Any] | None = None) -> CallToolResult:
+                     data: dict[str, Any] | None = None, im: Image.Image | None = None) -> CallToolResult:
         """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
-        im = self.registry.load(session, record.id)
+        im = self.registry.load(session, record.id) if im is None else im
         shown = preview(im, self.config.limits.max_preview_side)
         note = ""
         if shown.size != im.size:
@@ -114,9 +116,9 @@ class TrompeApp:
                                height=record.height if record else 0, parents=list(ctx.parents), data=out.data)
             return CallToolResult(content=[TextContent(type="text", text=out.summary)],
                                   structured_content=meta.model_dump())
-        record = self.registry.add_output(ctx.session, to_rgb(out.image), spec.name, arguments,
-                                          tuple(ctx.parents))
-        return self.image_result(ctx.session, record, out.summary, created=True, data=out.data)
+        im = to_rgb(out.image)
+        record = self.registry.add_output(ctx.session, im, spec.name, arguments, tuple(ctx.parents))
+        return self.image_result(ctx.session, record, out.summary, created=True, data=out.data, im=im)
 
     # plugin tools -----------------------------------------------------------
     def _wrap(self, spec: ToolSpec):
@@ -160,8 +162,7 @@ class TrompeApp:
 
     @staticmethod
     def _source_label(source: str) -> str:
-        inline = source.startswith("data:") or len(source) > 512
-        return f"<inline image, {len(source)} characters>" if inline else source
+        return f"<inline image, {len(source)} characters>" if is_inline(source) else source
 
     def _add_session_tools(self) -> None:
         registry = self.registry

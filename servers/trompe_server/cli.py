@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .app import ServerConfig, create_app
-from .errors import PluginConflict
+from .errors import PluginError
 from .limits import Limits, parse_limit
 from .plugins import plugin_listing
 
@@ -40,6 +40,14 @@ class LimitArg:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def env_setting(raw: str) -> tuple[str, str]:
+    """argparse type for --env KEY=VALUE."""
+    key, sep, value = raw.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{raw!r} is not KEY=VALUE")
+    return key.strip(), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
     parser.add_argument("--root", action="append", type=Path, default=None,
@@ -57,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
     parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
     parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", type=env_setting,
+                        help="set an environment variable that plugins read, e.g. "
+                             "--env TROMPE_DETECTOR_MODEL=/models/gdino (repeatable)")
     defaults = Limits()
     for f in fields(Limits):
         parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, metavar="N",
@@ -79,9 +90,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
+    os.environ.update(dict(args.env))
     try:
         app = create_app(config_from_args(args))
-    except (PluginConflict, ValueError) as exc:
+    except (PluginError, ValueError) as exc:
         raise SystemExit(f"trompe-server: {exc}") from None
     if args.list_tools:
         rows = [{"name": s.name, "plugin": s.plugin, "tags": sorted(s.tags), "description": s.summary}

@@ -13,5 +13,9 @@ class LimitError(ToolInputError):
     """A configured limit would be exceeded; nothing was stored."""
 
 
-class PluginConflict(RuntimeError):
+class PluginError(RuntimeError):
+    """A plugin cannot be used as configured (unknown name or tag, import failure): a start-up error."""
+
+
+class PluginConflict(PluginError):
     """Two plugins define the same tool name: a start-up error naming both."""

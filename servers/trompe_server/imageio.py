@@ -16,6 +16,16 @@ from .errors import LimitError, ToolInputError
 
 FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}\s*$")
+# How the accepted formats' magic bytes start once base64-encoded: PNG, JPEG, GIF, RIFF (WEBP), BMP, TIFF.
+_BASE64_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "Qk", "SUkqA", "TU0AK")
+
+
+def is_inline(source: str) -> bool:
+    """Whether a source carries the image itself (data: URL or base64) rather than naming a file."""
+    if source.startswith("data:"):
+        return True
+    head = source[:4096]
+    return bool(_BASE64.match(head)) and (len(source) > 512 or source.startswith(_BASE64_MAGIC))
 
 
 def read_source(source: str, roots: list[Path], max_bytes: int, argument: str = "source") -> bytes:
@@ -25,7 +35,7 @@ def read_source(source: str, roots: list[Path], max_bytes: int, argument: str = 
         if ";base64" not in header:
             raise ToolInputError(argument, "data: URLs must be base64-encoded (data:image/png;base64,...)")
         return _decode_base64(payload, max_bytes, argument)
-    if len(source) > 512 and _BASE64.match(source[:4096]):
+    if is_inline(source):
         return _decode_base64(source, max_bytes, argument)
     return _read_path(source, roots, max_bytes, argument)
 
@@ -49,7 +59,8 @@ def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) ->
         raise ToolInputError(argument, f"{source!r} is outside the allowed roots ({allowed}); "
                              "start the server with --root DIR to allow another folder")
     if not resolved.is_file():
-        raise ToolInputError(argument, f"no such file: {source!r}")
+        raise ToolInputError(argument, f"no such file: {source!r} (relative paths are read from {roots[0]}; "
+                             "inline images must be data: URLs or base64)")
     size = resolved.stat().st_size
     if size > max_bytes:
         raise LimitError(argument, f"file is {size} bytes, over the {max_bytes} byte limit (max_source_bytes)")
@@ -63,7 +74,8 @@ def decode_image(data: bytes, max_pixels: int, argument: str = "source") -> Imag
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             im = Image.open(io.BytesIO(data), formats=FORMATS)
     except Image.DecompressionBombError:
-        raise LimitError(argument, f"image declares more than {max_pixels} pixels (max_pixels); refused") from None
+        raise LimitError(argument, "image declares far more pixels than allowed (decompression bomb); "
+                         f"accepted: up to {max_pixels} pixels (max_pixels)") from None
     except (OSError, SyntaxError, ValueError):
         raise ToolInputError(argument, f"not a readable image; accepted formats: {', '.join(FORMATS)}") from None
     width, height = im.size

@@ -4,28 +4,50 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pluggy
 
 from . import hookspecs
-from .errors import PluginConflict
+from .errors import PluginConflict, PluginError
 from .toolapi import ToolSpec
 
 ENTRY_POINT_GROUP = "trompe.tools"
 
 
-def plugin_manager(allow: Iterable[str] | None = None) -> pluggy.PluginManager:
-    """A manager holding the entry-point plugins named in `allow` (all of them when None)."""
+def _names(items: Iterable[str]) -> set[str]:
+    return {item.strip() for item in items if item.strip()}
+
+
+def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] | None = None
+                   ) -> pluggy.PluginManager:
+    """A manager holding the entry-point plugins named in `allow` (all when None) plus `extra` objects.
+
+    `allow` falls back to the comma-separated TROMPE_PLUGINS variable. `extra` maps a plugin name to an
+    object or module with `@hookimpl` functions, registered as-is: how tests and embedding programs add
+    tools without installing a distribution.
+    """
     if allow is None and os.environ.get("TROMPE_PLUGINS"):
         allow = os.environ["TROMPE_PLUGINS"].split(",")
-    wanted = None if allow is None else {name.strip() for name in allow if name.strip()}
+    wanted = None if allow is None else _names(allow)
+    entry_points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    if wanted is not None and wanted - entry_points.keys() - set(extra or {}):
+        unknown = ", ".join(sorted(wanted - entry_points.keys() - set(extra or {})))
+        raise PluginError(f"unknown plugin(s) {unknown} in --plugins/TROMPE_PLUGINS; installed: "
+                          f"{', '.join(sorted(entry_points)) or 'none'}")
     pm = pluggy.PluginManager("trompe")
     pm.add_hookspecs(hookspecs)
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if (wanted is None or ep.name in wanted) and pm.get_plugin(ep.name) is None:
-            pm.register(ep.load(), name=ep.name)
+    for name, ep in entry_points.items():
+        if wanted is None or name in wanted:
+            try:
+                plugin = ep.load()
+            except Exception as exc:  # a broken third-party plugin must say which one it is
+                raise PluginError(f"plugin {name!r} ({ep.value}) failed to import: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            pm.register(plugin, name=name)
+    for name, plugin in (extra or {}).items():
+        pm.register(plugin, name=name)
     pm.check_pending()
     return pm
 
@@ -36,7 +58,11 @@ def collect_tools(pm: pluggy.PluginManager, tags: Iterable[str] | None = None) -
     for impl in pm.hook.register_tools.get_hookimpls():
         impl.function(register=_registrar(tools, impl.plugin_name))
     if tags is not None:
-        wanted = set(tags)
+        wanted = _names(tags)
+        known = {tag for spec in tools.values() for tag in spec.tags}
+        if wanted - known:
+            raise PluginError(f"unknown tag(s) {', '.join(sorted(wanted - known))} in --tools/TROMPE_TOOLS; "
+                              f"the loaded plugins provide: {', '.join(sorted(known)) or 'none'}")
         tools = {name: spec for name, spec in tools.items() if spec.tags & wanted}
     return dict(sorted(tools.items()))
 
@@ -53,7 +79,7 @@ def _registrar(tools: dict[str, ToolSpec], plugin: str) -> Callable[..., Any]:
 
 
 def plugin_listing(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
-    """Name, version and tool names of each loaded plugin, for --list-plugins."""
+    """Name, distribution, version and tool names of each loaded plugin, for --list-plugins."""
     dists = {ep.name: ep.dist for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
     tools = collect_tools(pm)
     listing = []

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from PIL import Image, ImageColor
 from pydantic import Field
 
-from .errors import ToolInputError
+from .errors import LimitError, ToolInputError
 from .registry import Registry
 
 ImageId = Annotated[str, Field(description="id of an image in this session, e.g. 'original' or 'img_002'")]
@@ -56,6 +56,9 @@ class ToolContext:
 
     def image(self, image_id: str, argument: str = "image") -> Image.Image:
         """A copy of the image's pixels (RGB or RGBA), safe to draw on."""
+        if image_id not in self.parents and len(self.parents) >= self.limits.max_inputs:
+            raise LimitError(argument, f"one tool call may combine at most {self.limits.max_inputs} images "
+                             "(max_inputs)")
         im = self.registry.load(self.session, image_id, argument)
         if image_id not in self.parents:
             self.parents.append(image_id)

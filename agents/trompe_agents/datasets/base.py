@@ -27,3 +27,21 @@ class Dataset(Protocol):
     name: str
 
     def __iter__(self) -> Iterator[Sample]: ...
+
+
+class DatasetError(ValueError):
+    """A dataset file that cannot be read as its format says; the message names the file, row and field."""
+
+
+@dataclass
+class ListDataset:
+    """A dataset already read into memory, so errors surface at load time rather than mid-run."""
+
+    name: str
+    samples: list[Sample]
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self.samples)
+
+    def __len__(self) -> int:
+        return len(self.samples)

@@ -1,0 +1,173 @@
+"""`gemini`: Google's generateContent through google-genai, function calling by hand (no automatic calls).
+
+Tool-result images: Gemini 3 models take them inside the function response (`FunctionResponse.parts` with
+inline data); for older models, the documented fallback puts image parts after the function responses in the
+same user turn. The model's own content (thought signatures included) is kept in `Message.vendor` and sent
+back exactly as received.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from google import genai
+from google.genai import errors, types
+
+from ..hookspecs import hookimpl
+from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
+from .base import BackendOptions
+from .retry import Failure, Sleep, parse_duration
+from .vendor import VendorBackend, api_key, http_failure, result_text, system_text
+from .vendor import tool_call as neutral_call
+
+SYNTHETIC_ID = "gemini-call-"  # ids we invent when the model gives none; never sent back
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError)
+for _module in ("httpx2", "httpx", "aiohttp"):
+    try:
+        _mod = __import__(_module)
+    except ImportError:
+        continue
+    TRANSPORT_ERRORS += tuple(getattr(_mod, n) for n in ("TransportError", "ClientError") if hasattr(_mod, n))
+
+
+def images_in_function_response(model: str) -> bool:
+    """Function responses with image parts are documented for Gemini 3 and later."""
+    match = re.search(r"gemini-(\d+)", model)
+    return bool(match) and int(match.group(1)) >= 3
+
+
+def _blob(image: ImagePart) -> types.Blob:
+    return types.Blob(mime_type=image.mime_type, data=image.data)
+
+
+def _user_parts(message: Message) -> list[types.Part]:
+    return [types.Part(text=p.text) if isinstance(p, TextPart) else types.Part(inline_data=_blob(p))
+            for p in message.parts]
+
+
+class GeminiBackend(VendorBackend):
+    """Gemini models; temperature 0 unless `extra["temperature"]` says otherwise."""
+
+    name = "gemini"
+    default_model = "gemini-2.5-flash"
+
+    def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
+        super().__init__(options, sleep)
+        http = types.HttpOptions(base_url=options.base_url, api_version=options.extra.get("api_version", "v1beta"),
+                                 timeout=int(options.timeout * 1000))
+        self.client = genai.Client(api_key=api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+                                   http_options=http)
+        self.synthetic = itertools.count(1)
+
+    async def close_client(self) -> None:
+        await self.client.aio.aclose()
+
+    def to_contents(self, model: str, messages: list[Message]) -> list[types.Content]:
+        """Neutral messages as Contents; each run of tool results becomes one user turn."""
+        native = images_in_function_response(model)
+        names = {c.id: c.name for m in messages for c in m.tool_calls}
+        contents: list[types.Content] = []
+        for is_tool, group in itertools.groupby((m for m in messages if m.role != "system"),
+                                                key=lambda m: m.role == "tool"):
+            if is_tool:
+                responses: list[types.Part] = []
+                trailing: list[types.Part] = []
+                for m in group:
+                    text = result_text(m)
+                    response = types.FunctionResponse(
+                        id=None if (m.tool_call_id or SYNTHETIC_ID).startswith(SYNTHETIC_ID) else m.tool_call_id,
+                        name=m.tool_name or names.get(m.tool_call_id or "", ""),
+                        response={"error": text} if m.is_error else {"output": text},
+                        parts=[types.FunctionResponsePart(inline_data=types.FunctionResponseBlob(
+                            mime_type=i.mime_type, data=i.data)) for i in m.images] if native and m.images else None)
+                    responses.append(types.Part(function_response=response))
+                    if not native:
+                        for i in m.images:
+                            trailing += [types.Part(text=f"{i.id} (from {response.name}):"),
+                                         types.Part(inline_data=_blob(i))]
+                contents.append(types.Content(role="user", parts=responses + trailing))
+                continue
+            for m in group:
+                if m.role == "user":
+                    contents.append(types.Content(role="user", parts=_user_parts(m)))
+                elif m.vendor is not None:
+                    contents.append(types.Content.model_validate(m.vendor))
+                else:
+                    parts = [types.Part(text=m.text)] if m.text else []
+                    parts += [types.Part(function_call=types.FunctionCall(
+                        id=None if c.id.startswith(SYNTHETIC_ID) else c.id, name=c.name, args=c.arguments or {}))
+                        for c in m.tool_calls]
+                    contents.append(types.Content(role="model", parts=parts))
+        return contents
+
+    def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
+                final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
+        # Gemini 2.x refuses a JSON response type next to function calling; Gemini 3 combines them.
+        native = self.native_final(final_schema, images_in_function_response(model) or not tools)
+        config = types.GenerateContentConfig(
+            system_instruction=system_text(messages) or None,
+            tools=[types.Tool(function_declarations=[
+                types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters)
+                for t in tools])] if tools else None,
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+            temperature=self.temperature, max_output_tokens=max_output_tokens,
+            response_mime_type="application/json" if native else None,
+            response_json_schema=final_schema if native else None)
+        request = {"contents": self.to_contents(model, messages), "config": config}
+        return request, {"model": model, "max_output_tokens": max_output_tokens, "temperature": self.temperature,
+                         "final_format": "native" if native else "parser",
+                         "tool_images": "function_response" if images_in_function_response(model) else "after"}
+
+    async def send(self, model: str, request: dict[str, Any]) -> Any:
+        return await self.client.aio.models.generate_content(model=model, **request)
+
+    def read(self, response: Any) -> Turn:
+        candidate = response.candidates[0] if response.candidates else None
+        content = candidate.content if candidate and candidate.content else types.Content(role="model", parts=[])
+        parts = content.parts or []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        calls = [neutral_call(p.function_call.id or f"{SYNTHETIC_ID}{next(self.synthetic)}", p.function_call.name or "",
+                              p.function_call.args or {}) for p in parts if p.function_call]
+        u = response.usage_metadata
+        usage = Usage()
+        if u:
+            images = [d.token_count or 0 for d in u.prompt_tokens_details or []
+                      if d.modality == types.MediaModality.IMAGE]
+            usage = Usage(input_tokens=u.prompt_token_count or 0, output_tokens=u.candidates_token_count or 0,
+                          reasoning_tokens=u.thoughts_token_count or 0, cached_tokens=u.cached_content_token_count or 0,
+                          image_tokens=sum(images) if u.prompt_tokens_details else None)
+        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls,
+                          vendor=content.model_dump(mode="json", exclude_none=True))
+        reason = candidate.finish_reason if candidate else None
+        return Turn(message, usage, model=response.model_version or "",
+                    stop_reason=getattr(reason, "value", reason) or "")
+
+    def classify(self, exc: BaseException) -> Failure | None:
+        if isinstance(exc, errors.APIError):
+            return classify_api_error(exc)
+        if isinstance(exc, TRANSPORT_ERRORS):
+            return Failure("retry", f"{type(exc).__name__}: {exc}")
+        return None
+
+
+def classify_api_error(exc: errors.APIError) -> Failure:
+    """RESOURCE_EXHAUSTED is a quota when a per-day quota failed or no retry delay is offered."""
+    body = exc.details if isinstance(exc.details, dict) else {}
+    details = (body.get("error", body) or {}).get("details") or []
+    delay = next((parse_duration(d.get("retryDelay")) for d in details if str(d.get("@type")).endswith("RetryInfo")),
+                 None)
+    violations = [v for d in details if str(d.get("@type")).endswith("QuotaFailure") for v in d.get("violations", [])]
+    per_day = any("PerDay" in f"{v.get('quotaId', '')}{v.get('quotaMetric', '')}" for v in violations)
+    quota = exc.code == 429 and (per_day or (bool(violations) and delay is None))
+    headers = exc.response.headers if getattr(exc, "response", None) is not None else None
+    failure = http_failure(exc.code, headers, f"{exc.code} {exc.status}: {exc.message}", quota)
+    if failure.kind == "retry" and delay is not None:
+        failure.retry_after = delay
+    return failure
+
+
+@hookimpl
+def register_backends(register):
+    register("gemini", GeminiBackend.from_options)

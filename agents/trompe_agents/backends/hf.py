@@ -1,0 +1,159 @@
+"""`hf` backend: a local transformers VLM (folder or hub id) that calls tools as `<tool_call>{json}</tool_call>`.
+
+torch and transformers are imported only when a model is loaded (extras `local`/`vision`). A model whose chat
+template knows tools (Qwen3-VL) gets them natively; any other gets trompe's own template
+(templates/tool_chat.j2), which lists the tools in the system turn and shows tool results as user turns.
+GPU with bfloat16 when CUDA is present, CPU with float32 otherwise; greedy decoding.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ..hookspecs import hookimpl
+from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
+from .base import BackendError, BackendOptions
+
+TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
+
+
+def parse_tool_calls(text: str, first_id: int = 1) -> tuple[str, list[ToolCall]]:
+    """Split generated text into prose and tool calls; a call whose JSON is broken keeps its raw text."""
+    calls = []
+    for n, match in enumerate(TOOL_CALL.finditer(text), start=first_id):
+        raw = match.group(1).strip()
+        try:
+            data = json.loads(raw)
+            name, arguments = data["name"], data.get("arguments", data.get("parameters", {}))
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments)
+            if not isinstance(name, str) or not isinstance(arguments, dict):
+                raise ValueError(raw)
+        except (ValueError, KeyError, TypeError):
+            found = NAME.search(raw)
+            calls.append(ToolCall(f"call_{n}", found.group(1) if found else "", None, raw))
+            continue
+        calls.append(ToolCall(f"call_{n}", name, arguments, json.dumps(arguments)))
+    return TOOL_CALL.sub("", text).strip(), calls
+
+
+def tool_template() -> str:
+    return resources.files(__package__).joinpath("templates/tool_chat.j2").read_text(encoding="utf-8")
+
+
+class HFBackend:
+    """A transformers image-text-to-text model run in this process."""
+
+    name = "hf"
+
+    def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512,
+                 generate_kwargs: dict[str, Any] | None = None):
+        try:
+            import torch
+            from transformers import AutoModelForImageTextToText, AutoProcessor
+        except ImportError as exc:
+            raise BackendError(f"the hf backend needs torch and transformers: pip install 'trompe[local]' "
+                               f"({exc})") from None
+        self.model = model
+        local = Path(model).expanduser().is_dir()
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        try:
+            self.processor = AutoProcessor.from_pretrained(model, local_files_only=local)
+            self.net = AutoModelForImageTextToText.from_pretrained(model, dtype=dtype, local_files_only=local)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"hf: cannot load model {model!r}: {' '.join(str(exc).split())[:300]}") from None
+        self.net.to(self.device).eval()
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        own = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        self.native_tools = bool(own) and "tools" in own
+        self.template = None if self.native_tools else tool_template()
+        self.max_new_tokens = max_new_tokens
+        self.generate_kwargs = generate_kwargs or {}
+        self.calls = 0
+        self._lock = anyio.Lock()
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> HFBackend:
+        if not options.model:
+            raise BackendError("the hf backend needs --model: a local model folder or a hub id")
+        return cls(options.model, options.extra.get("device"), options.extra.get("max_new_tokens", 512),
+                   options.extra.get("generate_kwargs"))
+
+    def template_variables(self) -> dict[str, Any]:
+        """Turn markers and image placeholder for our template, matched to the tokenizer's vocabulary."""
+        vocab = self.tokenizer.get_vocab()
+        gemma = "<start_of_turn>" in vocab
+        return {"turn_open": "<start_of_turn>" if gemma else "<|im_start|>",
+                "turn_close": "<end_of_turn>" if gemma else "<|im_end|>",
+                "assistant_role": "model" if gemma else "assistant",
+                "image_placeholder": getattr(self.processor, "image_token", None) or "<image>",
+                "bos": self.tokenizer.bos_token or ""}
+
+    def chat(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """Neutral messages in the transformers chat format; images as PIL images."""
+        from PIL import Image
+
+        def content(parts: list[Any]) -> list[dict[str, Any]]:
+            return [{"type": "text", "text": p.text} if isinstance(p, TextPart)
+                    else {"type": "image", "image": Image.open(io.BytesIO(p.data)).convert("RGB")} for p in parts]
+
+        chat = []
+        for m in messages:
+            entry: dict[str, Any] = {"role": m.role, "content": content(m.parts)}
+            if m.tool_calls:
+                entry["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments":
+                                        c.arguments if c.arguments is not None else c.raw_arguments}}
+                                       for c in m.tool_calls]
+            if m.role == "tool":
+                entry["name"] = m.tool_name
+            chat.append(entry)
+        if chat and chat[0]["role"] != "system":
+            chat.insert(0, {"role": "system", "content": []})
+        return chat
+
+    def encode(self, messages: list[Message], tools: list[ToolSchema]) -> Any:
+        specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                   "parameters": t.parameters}} for t in tools]
+        extra = {} if self.native_tools else {"chat_template": self.template, **self.template_variables()}
+        return self.processor.apply_chat_template(self.chat(messages), tools=specs or None,
+                                                  add_generation_prompt=True, tokenize=True, return_dict=True,
+                                                  return_tensors="pt", **extra).to(self.device)
+
+    def generate(self, messages: list[Message], tools: list[ToolSchema], max_output_tokens: int) -> Turn:
+        import torch
+
+        inputs = self.encode(messages, tools)
+        prompt = inputs["input_ids"].shape[1]
+        with torch.inference_mode():
+            out = self.net.generate(**inputs, max_new_tokens=min(max_output_tokens, self.max_new_tokens),
+                                    do_sample=False, **self.generate_kwargs)
+        generated = out[0, prompt:]
+        text = self.tokenizer.decode(generated, skip_special_tokens=True)
+        prose, calls = parse_tool_calls(text, self.calls + 1)
+        self.calls += len(calls)
+        image_id = getattr(self.tokenizer, "image_token_id", None)
+        image_tokens = int((inputs["input_ids"] == image_id).sum()) if image_id is not None else None
+        message = Message("assistant", [TextPart(prose)] if prose else [], calls)
+        return Turn(message, Usage(prompt, len(generated), image_tokens=image_tokens), self.model,
+                    "tool_use" if calls else "end_turn", {"do_sample": False, "device": self.device,
+                                                          "template": "model" if self.native_tools else "trompe"})
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema], *,
+                       final_schema: dict[str, Any] | None = None, max_output_tokens: int = 4096) -> Turn:
+        async with self._lock:  # one generation at a time on one model
+            return await anyio.to_thread.run_sync(self.generate, messages, tools, max_output_tokens)
+
+
+@hookimpl
+def register_backends(register):
+    register("hf", HFBackend.from_options)
+

@@ -1,0 +1,131 @@
+"""`openai`: OpenAI's Responses API; tool-result images go back natively in `function_call_output`."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import openai
+
+from ..hookspecs import hookimpl
+from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
+from .base import BackendOptions
+from .retry import Failure, Sleep
+from .vendor import VendorBackend, api_key, data_url, http_failure, json_schema_strict, parts_of, result_text
+from .vendor import tool_call as neutral_call
+
+FINAL_NAME = "final_answer"
+
+
+def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False) -> openai.AsyncOpenAI:
+    """An async OpenAI client without SDK retries; a local server (`--base-url`) may need no key."""
+    base_url = options.base_url or os.environ.get("OPENAI_BASE_URL")
+    if keyless_ok and base_url and not (options.api_key or os.environ.get("OPENAI_API_KEY")):
+        key = "not-needed"  # vLLM, Ollama and llama.cpp ignore it, the SDK insists on one
+    else:
+        key = api_key(options, backend, "OPENAI_API_KEY")
+    return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout)
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """OpenAI errors: `insufficient_quota` is an empty account, any other 429 a rate limit."""
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.code or ""
+        quota = code == "insufficient_quota" or getattr(exc, "type", None) == "insufficient_quota"
+        reason = f"{exc.status_code} {code}: {getattr(exc, 'message', exc)}"
+        return http_failure(exc.status_code, exc.response.headers, reason, quota)
+    if isinstance(exc, openai.APIConnectionError):  # includes timeouts
+        return Failure("retry", f"{type(exc).__name__}: {exc}")
+    return None
+
+
+def usage_of(prompt: int, completion: int, reasoning: int | None, cached: int | None,
+             image: int | None = None) -> Usage:
+    """OpenAI counts reasoning inside the completion; the neutral model keeps them apart."""
+    reasoning = reasoning or 0
+    return Usage(input_tokens=prompt, output_tokens=completion - reasoning, reasoning_tokens=reasoning,
+                 cached_tokens=cached or 0, image_tokens=image)
+
+
+def image_detail(options: BackendOptions) -> dict[str, str]:
+    detail = options.extra.get("image_detail")
+    return {"detail": detail} if detail else {}
+
+
+class OpenAIResponsesBackend(VendorBackend):
+    """OpenAI models through `responses.create`, temperature 0 unless the model refuses it."""
+
+    name = "openai"
+    default_model = "gpt-4.1-mini"
+
+    def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
+        super().__init__(options, sleep)
+        self.client = make_client(options, self.name)
+
+    def to_input(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """Neutral messages as Responses input items; the model's own output items are echoed as received."""
+        detail = image_detail(self.options)
+
+        def image(i: ImagePart) -> dict[str, Any]:
+            return {"type": "input_image", "image_url": data_url(i), **detail}
+
+        def text(p: TextPart) -> dict[str, Any]:
+            return {"type": "input_text", "text": p.text}
+
+        items: list[dict[str, Any]] = []
+        for m in messages:
+            if m.role == "user":
+                items.append({"role": "user", "content": parts_of(m, text, image)})
+            elif m.role == "assistant" and m.vendor is not None:
+                items.extend(m.vendor)
+            elif m.role == "assistant":
+                if m.text:
+                    items.append({"role": "assistant", "content": m.text})
+                items += [{"type": "function_call", "call_id": c.id, "name": c.name,
+                           "arguments": c.raw_arguments or json.dumps(c.arguments or {})} for c in m.tool_calls]
+            elif m.role == "tool":
+                output = [{"type": "input_text", "text": result_text(m)}] + [image(i) for i in m.images]
+                items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": output})
+        return items
+
+    def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
+                final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
+        request: dict[str, Any] = {"model": model, "input": self.to_input(messages),
+                                   "max_output_tokens": max_output_tokens}
+        if system := "\n\n".join(m.text for m in messages if m.role == "system" and m.text):
+            request["instructions"] = system
+        if tools:
+            request["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                                 "parameters": t.parameters, "strict": json_schema_strict(t.parameters)}
+                                for t in tools]
+        native = self.native_final(final_schema, json_schema_strict(final_schema or {}))
+        if native:
+            request["text"] = {"format": {"type": "json_schema", "name": FINAL_NAME, "schema": final_schema,
+                                          "strict": True}}
+        if self.temperature is not None:
+            request["temperature"] = self.temperature
+        return request, {"model": model, "max_output_tokens": max_output_tokens, "temperature": self.temperature,
+                         "final_format": "native" if native else "parser"}
+
+    async def send(self, model: str, request: dict[str, Any]) -> Any:
+        return await self.client.responses.create(**request)
+
+    def read(self, response: Any) -> Turn:
+        calls = [neutral_call(i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"]
+        u = response.usage
+        usage = usage_of(u.input_tokens, u.output_tokens,
+                         u.output_tokens_details.reasoning_tokens if u.output_tokens_details else 0,
+                         u.input_tokens_details.cached_tokens if u.input_tokens_details else 0) if u else Usage()
+        text = response.output_text
+        vendor = [i.model_dump(mode="json", exclude_none=True) for i in response.output]
+        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
+        return Turn(message, usage, model=response.model, stop_reason=response.status or "")
+
+    def classify(self, exc: BaseException) -> Failure | None:
+        return classify(exc)
+
+
+@hookimpl
+def register_backends(register):
+    register("openai", OpenAIResponsesBackend.from_options)

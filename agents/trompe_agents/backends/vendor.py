@@ -1,0 +1,175 @@
+"""What the four hosted-API backends share: credentials, the retrying request skeleton, small translations."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn
+from .base import BackendOptions, MissingCredentials
+from .retry import Failure, Retrier, Sleep, retry_after, transient_status
+
+NO_KEY_BACKENDS = "function, replay, hf and openai-chat with --base-url work without one"
+
+
+def api_key(options: BackendOptions, backend: str, *variables: str) -> str:
+    """The key given on the command line or in the vendor's usual variable; one clear line if there is none."""
+    key = options.api_key or next((os.environ[v] for v in variables if os.environ.get(v)), None)
+    if not key:
+        raise MissingCredentials(f"{backend}: set {' or '.join(variables)} ({NO_KEY_BACKENDS})")
+    return key
+
+
+def parse_arguments(raw: str | dict | None) -> dict[str, Any] | None:
+    """Tool arguments as a dict, or None when the model sent something that is not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def tool_call(id: str, name: str, raw: str | dict | None) -> ToolCall:
+    """A neutral tool call; keeps the raw text so a malformed call can be shown back to the model."""
+    text = raw if isinstance(raw, str) else json.dumps(raw or {})
+    return ToolCall(id=id, name=name, arguments=parse_arguments(raw), raw_arguments=text)
+
+
+def b64(image: ImagePart) -> str:
+    return base64.b64encode(image.data).decode()
+
+
+def data_url(image: ImagePart) -> str:
+    return f"data:{image.mime_type};base64,{b64(image)}"
+
+
+def system_text(messages: list[Message]) -> str:
+    return "\n\n".join(m.text for m in messages if m.role == "system" and m.text)
+
+
+def result_text(message: Message, image_note: str = "") -> str:
+    """A tool result's text; errors are marked so every vendor's model sees them as errors."""
+    text = message.text or ("(no text)" if not message.images else "")
+    if message.is_error:
+        text = f"error: {text}"
+    if image_note and message.images:
+        ids = ", ".join(i.id for i in message.images)
+        text = f"{text}\n{image_note.format(ids=ids)}".strip()
+    return text
+
+
+def parts_of(message: Message, text: Callable[[TextPart], Any], image: Callable[[ImagePart], Any]) -> list:
+    return [text(p) if isinstance(p, TextPart) else image(p) for p in message.parts]
+
+
+def json_schema_strict(schema: dict[str, Any]) -> bool:
+    """Whether a schema meets OpenAI's strict mode (every object closed, every property required)."""
+    if schema.get("type") == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False or set(schema.get("required", [])) != set(props):
+            return False
+        return all(json_schema_strict(p) for p in props.values())
+    if "items" in schema:
+        return json_schema_strict(schema["items"])
+    return all(json_schema_strict(s) for key in ("anyOf", "oneOf") for s in schema.get(key, []))
+
+
+def http_failure(status: int | None, headers: Any, reason: str, quota: bool = False) -> Failure:
+    """The common reading of an HTTP error: out of quota, transient (with the server's delay), or fatal."""
+    if quota:
+        return Failure("quota", reason)
+    if transient_status(status):
+        return Failure("retry", reason, retry_after(headers))
+    return Failure("fatal", reason)
+
+
+class VendorBackend:
+    """Skeleton of a hosted-API backend: build a request for a model, send it with retries, read the reply."""
+
+    name: ClassVar[str]
+    default_model: ClassVar[str]
+    client: Any
+
+    def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
+        self.options = options
+        self.retrier = Retrier(options, self.classify, self.default_model, sleep=sleep)
+        temperature = options.extra.get("temperature", 0)
+        self.temperature: float | None = None if temperature in (None, "off", "none") else float(temperature)
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> VendorBackend:
+        return cls(options)
+
+    @property
+    def model(self) -> str:
+        return self.retrier.model
+
+    async def aclose(self) -> None:
+        """Close the SDK's connection pool (inside the event loop that used it)."""
+        await self.close_client()
+
+    async def __aenter__(self) -> VendorBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def close_client(self) -> None:
+        await self.client.close()
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema], *,
+                       final_schema: dict[str, Any] | None = None, max_output_tokens: int = 4096) -> Turn:
+        """One round: the vendor request (rebuilt per model, since fallbacks may differ), retried, translated."""
+        sent: dict[str, Any] = {}
+        dropped: dict[str, Any] = {}
+
+        async def attempt(model: str) -> Any:
+            request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
+            sent.clear()
+            sent.update(what)
+            try:
+                return await self.send(model, request)
+            except Exception as exc:
+                if self.temperature is None or not self.rejects_temperature(exc):
+                    raise
+                # Some models refuse any temperature; drop it for the rest of the run and say so in the trace.
+                self.temperature = None
+                dropped["temperature_rejected"] = str(exc)[:300]
+                request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
+                sent.update(what)
+                return await self.send(model, request)
+
+        response, notes = await self.retrier.run(attempt)
+        turn = self.read(response)
+        turn.model = turn.model or self.model
+        turn.sent = {**sent, **dropped, **notes}
+        return turn
+
+    def native_final(self, final_schema: dict[str, Any] | None, possible: bool) -> bool:
+        """Native structured output, where the vendor can combine it with tools here and the user did not opt out."""
+        return bool(final_schema) and possible and bool(self.options.extra.get("native_final", True))
+
+    def rejects_temperature(self, exc: Exception) -> bool:
+        """A 400 whose message blames the temperature parameter."""
+        return getattr(exc, "status_code", getattr(exc, "code", None)) == 400 and "temperature" in str(exc)
+
+    def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
+                final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[Any, dict[str, Any]]:
+        """The vendor request for `model`, and the settings to record in `Turn.sent`."""
+        raise NotImplementedError
+
+    async def send(self, model: str, request: Any) -> Any:
+        raise NotImplementedError
+
+    def read(self, response: Any) -> Turn:
+        raise NotImplementedError
+
+    def classify(self, exc: BaseException) -> Failure | None:
+        raise NotImplementedError

@@ -1,0 +1,53 @@
+"""The generic dataset format: one JSON object per line, image paths relative to the file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .base import DatasetError, ListDataset, Sample
+from .files import require_file
+
+PROBES_FILE = "probes.jsonl"
+
+
+def record(sample: Sample, root: Path) -> dict[str, Any]:
+    """One line of the generic format; image paths are written relative to `root` (the file's folder)."""
+    return {"id": sample.id, "images": [Path(os.path.relpath(p, root)).as_posix() for p in sample.images],
+            "question": sample.question, "answer": sample.answer, "choices": sample.choices,
+            "category": sample.category, "metadata": sample.metadata}
+
+
+def write_jsonl(samples: list[Sample], path: Path) -> None:
+    """Write samples in the generic format (UTF-8, one object per line)."""
+    root = path.parent.resolve()
+    with path.open("w", encoding="utf-8") as f:
+        for sample in samples:
+            f.write(json.dumps(record(sample, root), ensure_ascii=False) + "\n")
+
+
+def load_jsonl(path: Path, images_root: Path | None = None) -> ListDataset:
+    """Read the generic format; `images_root` overrides the folder image paths are relative to."""
+    root = (images_root or path.parent).resolve()
+    samples = []
+    with path.open(encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}: line {line_no}"
+            try:
+                row = json.loads(line)
+            except ValueError as err:
+                raise DatasetError(f"{where}: not valid JSON ({err})") from None
+            for key in ("id", "images", "question"):
+                if key not in row:
+                    raise DatasetError(f"{where}: missing field {key!r}")
+            if not isinstance(row["images"], list) or not row["images"]:
+                raise DatasetError(f"{where}: 'images' must be a non-empty list of paths")
+            images = [require_file(root / p, f"{where} (id {row['id']!r}), image") for p in row["images"]]
+            samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
+                                  answer=row.get("answer"), choices=row.get("choices"),
+                                  category=row.get("category"), metadata=row.get("metadata") or {}))
+    return ListDataset(path.stem, samples)

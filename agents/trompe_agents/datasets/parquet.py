@@ -1,0 +1,76 @@
+"""Reading Hugging Face parquet exports: rows as dicts, image structs written out as files."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .base import DatasetError
+from .files import require_columns
+
+IMAGE_MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"GIF8": ".gif", b"RIFF": ".webp", b"BM": ".bmp"}
+
+
+def pyarrow_parquet():
+    """pyarrow.parquet, imported only when a parquet dataset is read."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DatasetError("reading parquet datasets needs pyarrow: pip install 'trompe[data]'") from None
+    return pq
+
+
+def parquet_files(path: Path) -> list[Path]:
+    """The file itself, or every .parquet file under a folder (a Hugging Face snapshot), in name order."""
+    if path.is_dir():
+        files = sorted(path.rglob("*.parquet"))
+        if not files:
+            raise DatasetError(f"{path}: no .parquet files in this folder")
+        return files
+    if not path.is_file():
+        raise DatasetError(f"dataset: file not found: {path}")
+    return [path]
+
+
+def parquet_columns(path: Path) -> list[str]:
+    """Column names of the first parquet file, read from its schema only."""
+    return list(pyarrow_parquet().read_schema(parquet_files(path)[0]).names)
+
+
+def read_rows(path: Path, need: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Rows of every parquet file, each with a 'file: row N' label for error messages."""
+    pq = pyarrow_parquet()
+    rows = []
+    for file in parquet_files(path):
+        table = pq.read_table(file)
+        require_columns(table.column_names, need, str(file))
+        rows += [(f"{file}: row {i}", row) for i, row in enumerate(table.to_pylist())]
+    return rows
+
+
+def images_folder(images_root: Path | None, name: str) -> Path:
+    """Where embedded images are written: the caller's folder, or a fresh temporary one."""
+    if images_root is None:
+        return Path(tempfile.mkdtemp(prefix=f"trompe-{name}-"))
+    images_root.mkdir(parents=True, exist_ok=True)
+    return images_root.resolve()
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "image"
+
+
+def write_image(value: Any, folder: Path, stem: str, where: str) -> Path:
+    """Write a Hugging Face image struct ({'bytes', 'path'}) or raw bytes to folder/stem.<ext>."""
+    data = value.get("bytes") if isinstance(value, dict) else value
+    if not data:
+        raise DatasetError(f"{where}: image is missing (no bytes)")
+    ext = next((e for magic, e in IMAGE_MAGIC.items() if data.startswith(magic)), None)
+    if ext is None and isinstance(value, dict) and value.get("path"):
+        ext = Path(value["path"]).suffix or None
+    path = folder / f"{safe_name(stem)}{ext or '.img'}"
+    if not path.is_file() or path.stat().st_size != len(data):
+        path.write_bytes(data)
+    return path

@@ -1,0 +1,252 @@
+"""Batch runs that survive being killed: one flushed JSONL line per finished sample, reruns skip them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, UTC
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..backends.base import Backend
+from ..datasets.base import Sample
+from ..messages import Usage
+from ..toolclient import ToolClient
+from ..trace import SAFE_NAME
+from .agent import AgentConfig, IllusionAgent
+from .pricing import PRICES, cost
+
+RESULTS = "results.jsonl"
+META = "run.json"
+TRACES = "traces"
+
+
+class RateLimiter:
+    """Spaces requests so no more than `per_minute` start in any minute (shared by all concurrent samples)."""
+
+    def __init__(self, per_minute: float):
+        if per_minute <= 0:
+            raise ValueError(f"rate limit must be > 0 requests per minute, got {per_minute}")
+        self.interval = 60.0 / per_minute
+        self._next = 0.0
+        self._lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        async with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        await asyncio.sleep(start - now)
+
+
+class RateLimited:
+    """A backend whose every request first waits its turn at a RateLimiter."""
+
+    def __init__(self, backend: Backend, limiter: RateLimiter):
+        self._backend, self._limiter = backend, limiter
+
+    def __getattr__(self, name: str) -> Any:  # name, model (which may change on fallback), ...
+        return getattr(self._backend, name)
+
+    async def complete(self, *args: Any, **kwargs: Any):
+        await self._limiter.wait()
+        return await self._backend.complete(*args, **kwargs)
+
+
+@dataclass
+class RunOptions:
+    """Where a run reads from and writes to, and how hard it pushes the backend."""
+
+    out: Path
+    concurrency: int = 4
+    limit: int | None = None
+    rate_limit: float | None = None  # requests per minute, per backend
+    retry_errors: bool = False
+    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(PRICES))
+    progress: bool = True
+    meta: dict[str, Any] = field(default_factory=dict)  # command, dataset, ... recorded in run.json
+
+    def __post_init__(self):
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be at least 1, got {self.limit}")
+
+
+def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Latest record per sample id; a line cut short by a kill is ignored (it was never finished)."""
+    path = Path(run_dir) / RESULTS
+    records: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            records[record["id"]] = record
+    return records
+
+
+def repair_tail(path: Path) -> None:
+    """Cut a partial last line (the process died mid-write) so the next append starts on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def is_correct(answer: str | None, label: str | None, task: int) -> bool | None:
+    """None when there is no label; '1'/'0' labels count as yes/no for Task I."""
+    if label is None or answer is None:
+        return None
+    norm = {"1": "yes", "0": "no", "true": "yes", "false": "no"} if task == 1 else {}
+    label = str(label).strip().lower().strip("()")
+    return str(answer).strip().lower() == norm.get(label, label)
+
+
+def trace_dir(run_dir: Path, sample_id: str) -> Path:
+    return Path(run_dir) / TRACES / SAFE_NAME.sub("_", sample_id)
+
+
+class Tally:
+    """Running accuracy, tokens and cost for the progress bar."""
+
+    def __init__(self, records: Iterable[dict[str, Any]]):
+        self.scored = self.right = self.tokens = 0
+        self.cost: float | None = 0.0
+        for record in records:
+            self.add(record)
+
+    def add(self, record: dict[str, Any]) -> None:
+        if record.get("correct") is not None:
+            self.scored += 1
+            self.right += bool(record["correct"])
+        tokens = Usage(**record.get("usage") or {}).total
+        self.tokens += tokens
+        if record.get("cost") is None and tokens:
+            self.cost = None  # a model without a price: say "?" rather than a wrong sum
+        elif self.cost is not None:
+            self.cost += record.get("cost") or 0.0
+
+    def postfix(self) -> dict[str, str]:
+        shown = {"acc": f"{self.right / self.scored:.1%}" if self.scored else "-",
+                 "tok": f"{self.tokens:,}"}
+        shown["cost"] = f"${self.cost:.4f}" if self.cost is not None else "?"
+        return shown
+
+
+async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
+                      options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None
+                      ) -> dict[str, dict[str, Any]]:
+    """Answer every unfinished sample with K concurrent workers; returns all records of the run."""
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    samples = list(samples)
+    ids = [s.id for s in samples]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    if duplicates:
+        raise ValueError(f"dataset: sample ids must be unique; repeated: {', '.join(duplicates[:5])}")
+    order = [(s.id, (s.metadata or {}).get("index", s.id)) for s in samples]  # for submissions: every sample
+    if options.limit is not None:
+        samples = samples[: options.limit]
+    path = out / RESULTS
+    repair_tail(path)
+    done = read_results(out)
+    finished = {i for i, r in done.items() if not (options.retry_errors and r.get("error_kind") == "run")}
+    todo = [(position, s) for position, s in enumerate(samples) if s.id not in finished]
+    write_meta(out, backend, config, options, total=len(samples), todo=len(todo), order=order)
+    if options.rate_limit:
+        backend = RateLimited(backend, RateLimiter(options.rate_limit))
+    agent = IllusionAgent(backend, tools, config)
+    tally = Tally(r for i, r in done.items() if i in finished)
+    bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=f"task {config.task}", unit="sample",
+               disable=not options.progress, file=sys.stderr, dynamic_ncols=True)
+    bar.set_postfix(tally.postfix())
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+
+    with path.open("a", encoding="utf-8") as results:
+        def record(entry: dict[str, Any]) -> None:
+            results.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+            results.flush()
+            done[entry["id"]] = entry
+            tally.add(entry)
+            bar.set_postfix(tally.postfix(), refresh=False)
+            bar.update(1)
+            if on_result:
+                on_result(entry)
+
+        async def worker() -> None:
+            while not queue.empty():
+                position, sample = queue.get_nowait()
+                record(await answer_one(agent, sample, position, out, config.task, options.prices))
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(options.concurrency, len(todo)) or 1)))
+        finally:
+            bar.close()
+    return done
+
+
+async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: Path, task: int,
+                     prices: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """One result record; any failure becomes a recorded error instead of stopping the run."""
+    directory = trace_dir(out, sample.id)
+    shutil.rmtree(directory, ignore_errors=True)  # a sample cut off by a kill starts its trace afresh
+    meta = sample.metadata or {}
+    base = {"id": sample.id, "index": meta.get("index", sample.id), "position": position,
+            "question": sample.question, "choices": sample.choices, "images": [str(p) for p in sample.images],
+            "label": sample.answer, "category": sample.category,
+            "family": meta.get("family"), "magnitude": meta.get("magnitude"),
+            "counterfactual": meta.get("counterfactual"), "trace": str(directory.relative_to(out)),
+            "model": agent.backend.model}
+    started = time.monotonic()
+    try:
+        outcome = await agent.answer(sample.images, sample.question, sample.choices, directory)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # e.g. an unreadable image: record it, the run goes on
+        return {**base, "answer": None, "reasons": "", "agent": None, "correct": None, "route": None,
+                "rounds": 0, "usage": asdict(Usage()), "cost": 0.0, "tool_calls": [], "stops": {},
+                "error": f"{type(exc).__name__}: {exc}", "error_kind": "run",
+                "seconds": round(time.monotonic() - started, 3), "finished": _now()}
+    return {**base, "answer": outcome.answer, "reasons": outcome.reasons, "agent": outcome.agent,
+            "correct": is_correct(outcome.answer, sample.answer, task), "route": outcome.route.category,
+            "rounds": outcome.rounds, "usage": asdict(outcome.usage),
+            "cost": cost(outcome.usage, agent.backend.model, prices), "tool_calls": outcome.tool_calls,
+            "stops": outcome.stops, "error": "; ".join(outcome.errors) or None, "error_kind": None,
+            "seconds": round(outcome.seconds, 3), "finished": _now()}
+
+
+def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOptions, total: int,
+               todo: int, order: list[tuple[str, Any]]) -> dict[str, Any]:
+    """run.json: what produced the results; each invocation (first run or resume) is appended."""
+    path = out / META
+    meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"created": _now()}
+    invocation = {"started": _now(), "command": options.meta.get("command", sys.argv), "backend": backend.name,
+                  "model": backend.model, "agent": config.describe(), "concurrency": options.concurrency,
+                  "rate_limit": options.rate_limit, "samples": total, "todo": todo}
+    meta.update({k: v for k, v in options.meta.items() if k != "command"})
+    meta.update({"task": config.task, "backend": backend.name, "model": backend.model,
+                 "normalize": config.normalize, "prompts": config.prompts.hashes(), "order": order})
+    meta.setdefault("invocations", []).append(invocation)
+    path.write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+    return meta
+
+
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / META
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,158 @@
+"""The ReAct loop: the model calls image tools for some rounds, then gives a JSON answer."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .answers import AnswerError, parse_answer
+from .backends.base import Backend
+from .messages import ImagePart, Message, TextPart, ToolCall, Usage
+from .toolclient import SessionInfo, ToolClient, ToolResultParts
+from .trace import Trace
+
+Stop = Literal["answer", "max_rounds", "error", "invalid_answer"]
+
+
+@dataclass
+class AgentResult:
+    """What one agent run produced, and why it stopped."""
+
+    answer: dict[str, Any] | None
+    text: str
+    rounds: int
+    usage: Usage
+    stop: Stop
+    error: str | None = None
+    tool_calls: list[str] = field(default_factory=list)
+    session: str = ""
+    trace_path: Path | None = None
+
+
+def introduction(sizes: dict[str, tuple[int, int]]) -> str:
+    """Tell the model the registry's rules: which ids exist, their sizes, how outputs are named."""
+    inputs = ", ".join(f"`{name}` ({w}x{h} px)" for name, (w, h) in sizes.items())
+    return (f"Input images: {inputs}. Tools never change an image: each result is a new image named "
+            "`img_001`, `img_002`, ... in order, and every id stays usable. Coordinates are pixels of the "
+            "image you reference.")
+
+
+def answer_instruction(schema: dict[str, Any]) -> str:
+    return ("When you are done, reply without tool calls with only a JSON object matching this schema:\n"
+            + json.dumps(schema))
+
+
+async def run_agent(backend: Backend, tools: ToolClient, *, system: str, question: str,
+                    images: dict[str, Path | bytes] | None = None, final_schema: dict[str, Any], max_rounds: int = 10,
+                    tags: list[str] | None = None, allow: list[str] | None = None, trace: Trace | None = None,
+                    agent_name: str = "main", session: str | None = None) -> AgentResult:
+    """Run one sample: open (or reuse) a session, loop model turns and tool calls, validate the answer."""
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
+    own_session = session is None
+    if own_session:
+        info = await tools.open_session(images or {})
+    else:
+        info = SessionInfo(session, await _input_sizes(tools, session, images))
+    try:
+        loop = _Loop(backend, tools, info.id, final_schema, trace, agent_name)
+        return await loop.run(system, question, info, max_rounds, tags, allow)
+    finally:
+        if own_session:
+            await tools.close_session(info.id)
+
+
+async def _input_sizes(tools: ToolClient, session: str, images: dict[str, Any] | None) -> dict[str, tuple]:
+    """Sizes of the named images (all inputs when none are named) of a session we continue."""
+    listing = await tools.call(session, "list_images", {})
+    if listing.is_error:
+        raise ValueError(f"session: {listing.text}")
+    records = listing.structured["images"]
+    wanted = set(images) if images else {r["id"] for r in records if not r["id"].startswith("img_")}
+    return {r["id"]: (r["width"], r["height"]) for r in records if r["id"] in wanted}
+
+
+class _Loop:
+    """State of one run: messages so far, usage, and where the trace goes."""
+
+    def __init__(self, backend: Backend, tools: ToolClient, session: str, schema: dict[str, Any],
+                 trace: Trace | None, agent: str):
+        self.backend, self.tools, self.session, self.schema = backend, tools, session, schema
+        self.trace, self.agent = trace, agent
+        self.messages: list[Message] = []
+        self.usage = Usage()
+        self.calls: list[str] = []
+
+    def add(self, message: Message) -> None:
+        self.messages.append(message)
+        if self.trace and message.role in ("system", "user"):
+            self.trace.message(self.agent, message)
+
+    async def run(self, system: str, question: str, info: SessionInfo, max_rounds: int,
+                  tags: list[str] | None, allow: list[str] | None) -> AgentResult:
+        schemas = await self.tools.list_tools(tags, allow)
+        offered = {t.name for t in schemas}
+        if self.trace:
+            self.trace.event("start", self.agent, backend=self.backend.name, model=self.backend.model,
+                             session=self.session, max_rounds=max_rounds, tools=sorted(offered),
+                             final_schema=self.schema)
+        self.add(Message("system", [TextPart(system + "\n\n" + answer_instruction(self.schema))]))
+        shown = [ImagePart(name, await self.tools.image_png(self.session, name)) for name in info.sizes]
+        self.add(Message("user", [TextPart(introduction(info.sizes) + "\n\n" + question), *shown]))
+        corrected, rounds, text = False, 0, ""
+        while rounds < max_rounds:
+            rounds += 1
+            started = time.monotonic()
+            try:
+                turn = await self.backend.complete(self.messages, schemas, final_schema=self.schema)
+            except Exception as exc:  # noqa: BLE001 -- a failed backend ends this sample, not the run
+                return self.finish(None, text, rounds, "error", f"{type(exc).__name__}: {exc}")
+            self.usage = self.usage + turn.usage
+            self.messages.append(turn.message)
+            text = turn.message.text
+            if self.trace:
+                self.trace.assistant(self.agent, turn, self.backend.name, time.monotonic() - started)
+            if turn.message.tool_calls:
+                for call in turn.message.tool_calls:
+                    await self.run_tool(call, offered)
+                continue
+            try:
+                return self.finish(parse_answer(text, self.schema), text, rounds, "answer")
+            except AnswerError as exc:
+                if corrected:
+                    return self.finish(None, text, rounds, "invalid_answer", str(exc))
+                corrected = True
+                self.add(Message("user", [TextPart(f"Your final answer is not valid: {exc}. "
+                                                   + answer_instruction(self.schema))]))
+        return self.finish(None, text, rounds, "max_rounds", f"no final answer after {max_rounds} rounds")
+
+    async def run_tool(self, call: ToolCall, offered: set[str]) -> None:
+        """Run one call; every failure becomes an error result the model can read and recover from."""
+        started = time.monotonic()
+        self.calls.append(call.name)
+        if call.arguments is None:
+            result = ToolResultParts(f"error: the arguments of {call.name} are not valid JSON "
+                                     f"({call.raw_arguments[:200]!r}); send one JSON object", is_error=True)
+        elif call.name not in offered:
+            result = ToolResultParts(f"error: unknown tool {call.name!r}; available: {', '.join(sorted(offered))}",
+                                     is_error=True)
+        else:
+            try:
+                result = await self.tools.call(self.session, call.name, call.arguments)
+            except Exception as exc:  # noqa: BLE001 -- transport trouble: tell the model, go on
+                result = ToolResultParts(f"error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        message = result.to_message(call.id, call.name)
+        self.messages.append(message)
+        if self.trace:
+            self.trace.tool_result(self.agent, message, time.monotonic() - started)
+
+    def finish(self, answer: dict[str, Any] | None, text: str, rounds: int, stop: Stop,
+               error: str | None = None) -> AgentResult:
+        if self.trace:
+            self.trace.event("answer", self.agent, answer=answer, stop=stop, rounds=rounds, error=error,
+                             usage=asdict(self.usage), tool_calls=self.calls)
+        return AgentResult(answer, text, rounds, self.usage, stop, error, self.calls, self.session,
+                           self.trace.path if self.trace else None)

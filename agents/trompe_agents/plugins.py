@@ -1,0 +1,78 @@
+"""Backends come from plugins (entry-point group `trompe.backends`), built-in vendors included."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .backends.base import Backend, BackendError, BackendOptions
+
+ENTRY_POINT_GROUP = "trompe.backends"
+Factory = Callable[[BackendOptions], Backend]
+
+
+@functools.cache
+def plugin_manager() -> pluggy.PluginManager:
+    """The manager with every entry-point backend plugin that imports; tests may register more on it."""
+    pm = pluggy.PluginManager("trompe_agents")
+    pm.add_hookspecs(hookspecs)
+    pm.load_errors = {}  # plugin name -> why it did not load, reported when someone asks for it
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
+            continue
+        try:
+            pm.register(ep.load(), name=ep.name)
+        except Exception as exc:  # noqa: BLE001 -- one broken backend must not take the others down
+            pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
+    pm.check_pending()
+    return pm
+
+
+def backend_factories() -> dict[str, Factory]:
+    """name -> factory for every backend the loaded plugins register."""
+    factories: dict[str, Factory] = {}
+
+    def register(name: str, factory: Factory) -> None:
+        factories[name] = factory
+
+    for impl in plugin_manager().hook.register_backends.get_hookimpls():
+        impl.function(register=register)
+    return dict(sorted(factories.items()))
+
+
+def backend_names() -> list[str]:
+    return list(backend_factories())
+
+
+def load_errors() -> dict[str, str]:
+    """Backend plugins that failed to import, with the reason (e.g. a missing SDK)."""
+    return dict(plugin_manager().load_errors)
+
+
+def create_backend(name: str, options: BackendOptions | None = None) -> Backend:
+    """A ready backend by name; with `options.record` every request/response is also saved to a cassette."""
+    options = options or BackendOptions()
+    factories = backend_factories()
+    if name not in factories:
+        errors = load_errors()
+        if name in errors:
+            raise BackendError(f"backend {name!r} could not be loaded: {errors[name]}")
+        raise BackendError(f"unknown backend {name!r}; available: {', '.join(factories) or 'none'}")
+    backend = factories[name](options)
+    if options.record and name != "replay":
+        from .backends.replay import Recorder
+
+        backend = Recorder(backend, options.record)
+    return backend
+
+
+def describe_backends() -> list[dict[str, Any]]:
+    """One row per backend: name and whether it loaded (for `--list-backends`-style output)."""
+    rows = [{"name": name, "loaded": True, "error": None} for name in backend_names()]
+    rows += [{"name": name, "loaded": False, "error": error} for name, error in load_errors().items()]
+    return sorted(rows, key=lambda r: r["name"])

@@ -1,0 +1,55 @@
+"""What a probe generator returns and how generators are registered by family."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+
+@dataclass
+class Probe:
+    """One rendered stimulus with its question and the ground truth computed from what was drawn."""
+
+    image: Image.Image
+    question: str
+    answer: str  # 'yes'/'no' for illusions; a count, letter or word for BlindTest-style tasks
+    family: str
+    category: str  # size, colour, line length, straightness, alignment, parallelism, boundary, or a task name
+    magnitude: float  # how far the counterfactual departs from the genuine illusion (0 for genuine)
+    counterfactual: bool
+    params: dict[str, Any] = field(default_factory=dict)  # every parameter needed to redraw it
+    choices: list[str] | None = None
+
+
+# make(rng, size, counterfactual, magnitude) -> Probe; must draw only from `rng` so seeds reproduce bytes.
+Maker = Callable[[np.random.Generator, int, bool, float], Probe]
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    suite: str  # 'illusions' or 'blindtest'
+    category: str
+    description: str
+    make: Maker
+    magnitudes: tuple[float, ...] = (1.0,)  # graded counterfactual strengths, weakest first
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def family(name: str, suite: str, category: str, description: str,
+           magnitudes: tuple[float, ...] = (1.0,)) -> Callable[[Maker], Maker]:
+    """Register a generator under a family name."""
+
+    def decorate(make: Maker) -> Maker:
+        if name in FAMILIES:
+            raise ValueError(f"probe family {name!r} registered twice")
+        FAMILIES[name] = Family(name, suite, category, description, make, magnitudes)
+        return make
+
+    return decorate

@@ -1,0 +1,181 @@
+"""`sevex`: explore visual prompts for a task, apply the best one to a test set, show a run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from ..cliopts import add_server_args, backend_from_args, toolclient_from_args
+from .evaluate import Runner, accuracy
+from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
+from .nuct import NUCTParams
+from .prompt_dir import resolve
+from .roles import Roles
+from .sandbox import Sandbox, SandboxLimits
+from .show import render
+from .tasks import get_task
+
+ROLES = ("explorer", "target")
+
+
+def _add_role_backend(parser: argparse.ArgumentParser, role: str, default: str) -> None:
+    group = parser.add_argument_group(f"{role} model")
+    group.add_argument(f"--{role}-backend", default=default, help=f"backend of the {role} (default {default})")
+    group.add_argument(f"--{role}-model", help=f"model of the {role}")
+    group.add_argument(f"--{role}-base-url", help="API base URL")
+    group.add_argument(f"--{role}-api-key-env", metavar="VAR", help="environment variable holding the key")
+    group.add_argument(f"--{role}-fallback-model", action="append", default=[], metavar="MODEL")
+    group.add_argument(f"--{role}-record", metavar="FILE", help="record this role's requests to a cassette")
+
+
+def _backend(args: argparse.Namespace, role: str):
+    """The role's backend, built by the shared builder (one-line errors for missing keys)."""
+    picked = {k: getattr(args, f"{role}_{k}") for k in ("backend", "model", "base_url", "api_key_env",
+                                                          "fallback_model", "record")}
+    return backend_from_args(argparse.Namespace(**picked, max_retries=args.max_retries), prog="sevex")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sevex", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    explore = sub.add_parser("explore", help="search for the best visual prompt on a development set")
+    explore.add_argument("--task", required=True, help="task name, e.g. LineIntersections, Jigsaw, probes")
+    explore.add_argument("--task-description", help="describe a custom task (a name not in the list)")
+    explore.add_argument("--dev", type=Path, help="development dataset (file or folder); kept from run.json on "
+                                                  "--resume")
+    explore.add_argument("--format", help="dataset format (default: detected)")
+    explore.add_argument("--dev-size", type=int, default=30, help="samples in the dev set (default 30)")
+    explore.add_argument("--seed", type=int, default=0, help="seed for drawing the dev set (default 0)")
+    explore.add_argument("--out", type=Path, required=True, help="run folder (checkpointed every iteration)")
+    explore.add_argument("--iterations", type=int, default=50, help="exploration iterations (default 50)")
+    explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
+    explore.add_argument("--strategy", choices=STRATEGIES, default="sevex",
+                         help="naive, sketchpad (zero-shot tool use), ape (text-prompt search) or sevex")
+    explore.add_argument("--no-tree", action="store_true", help="ablation: refine one chain of ideas")
+    explore.add_argument("--no-backprop", action="store_true", help="ablation: no semantic back-propagation")
+    explore.add_argument("--no-abstract", action="store_true", help="ablation: search code, not ideas")
+    explore.add_argument("--k", type=int, default=3, help="unexecuted children per executed node (default 3)")
+    for name, default in (("expl", 0.5), ("novel", 0.15), ("sat", 0.5)):
+        explore.add_argument(f"--lambda-{name}", type=float, default=default,
+                             help=f"NUCT lambda_{name} (default {default})")
+    _add_common(explore)
+    _add_role_backend(explore, "explorer", "claude")
+
+    apply = sub.add_parser("apply", help="run a discovered visual prompt on a test set")
+    apply.add_argument("source", type=Path, help="a run folder (its best node) or a prompt folder")
+    apply.add_argument("--dataset", type=Path, required=True, help="test dataset")
+    apply.add_argument("--format", help="dataset format (default: detected)")
+    apply.add_argument("--task", help="task name (default: the run's)")
+    apply.add_argument("--node", type=int, help="apply this node of the run instead of the best")
+    apply.add_argument("--limit", type=int, help="only the first N samples")
+    apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>.jsonl)")
+    _add_common(apply)
+
+    show = sub.add_parser("show", help="write an HTML view of a run's tree and accuracy curve")
+    show.add_argument("run", type=Path)
+    show.add_argument("--out", type=Path, help="HTML file (default RUN/report.html)")
+    return parser
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    _add_role_backend(parser, "target", "gemini")
+    parser.add_argument("--max-retries", type=int, default=4, help="retries on rate limits (default 4)")
+    parser.add_argument("--concurrency", type=int, default=4, help="samples evaluated at once (default 4)")
+    parser.add_argument("--timeout", type=float, default=120, help="wall seconds per program (default 120)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_server_args(parser)
+
+
+def _load(path: Path, fmt: str | None):
+    from ..datasets import load_dataset
+
+    return list(load_dataset(path, format=fmt))
+
+
+async def _explore(args: argparse.Namespace) -> int:
+    run_file = args.out / "run.json"
+    if args.resume and run_file.exists():
+        run = json.loads(run_file.read_text())
+    else:
+        if args.dev is None:
+            raise SystemExit("sevex: --dev is required for a new run")
+        config = ExploreConfig(iterations=args.iterations, k=args.k, strategy=args.strategy,
+                               nuct=NUCTParams(args.lambda_expl, args.lambda_novel, args.lambda_sat),
+                               tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract)
+        run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
+               "format": args.format, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
+               "config": config.to_json(), "explorer": {"backend": args.explorer_backend, "model": args.explorer_model},
+               "target": {"backend": args.target_backend, "model": args.target_model}}
+    config = ExploreConfig.from_json(run["config"])
+    config.iterations = args.iterations if not args.resume else max(args.iterations, config.iterations)
+    run["config"] = config.to_json()
+    task = get_task(run["task"], run.get("task_description"))
+    dev = choose_dev(_load(Path(run["dev"]), run["format"]), run["dev_size"], run["seed"])
+    run["dev_ids"] = [s.id for s in dev]
+    if (args.out / "state.json").exists() and not args.resume:
+        raise SystemExit(f"sevex: {args.out} already holds a run; pass --resume to continue it")
+    args.out.mkdir(parents=True, exist_ok=True)
+    run_file.write_text(json.dumps(run, indent=1))
+    explorer, target = _backend(args, "explorer"), _backend(args, "target")
+    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4))
+    async with toolclient_from_args(args) as tools:
+        runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
+        roles = Roles(explorer, f"{args.target_backend}:{args.target_model or 'default'}")
+        try:
+            best = await Explorer(args.out, runner, roles, dev, config, progress=not args.no_progress).run(
+                resume=args.resume)
+        except RunExists as exc:
+            raise SystemExit(f"sevex: {exc}") from None
+        finally:
+            await sandbox.close()
+    resolve(args.out).save(args.out / "best")
+    print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
+    print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
+    return 0
+
+
+async def _apply(args: argparse.Namespace) -> int:
+    prompt = resolve(args.source, args.node)
+    task = get_task(args.task or prompt.meta.get("task") or "probes")
+    samples = _load(args.dataset, args.format)[: args.limit]
+    target = _backend(args, "target")
+    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4))
+    async with toolclient_from_args(args) as tools:
+        runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
+        try:
+            outcomes = (await runner.evaluate(prompt.implementation, samples) if prompt.implementation
+                        else await runner.evaluate_agentic(samples))
+        finally:
+            await sandbox.close()
+    out = args.out or args.source / f"apply-{args.dataset.stem}.jsonl"
+    with out.open("w") as f:
+        for o in outcomes:
+            f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
+    tokens = sum(o.usage.total for o in outcomes) / max(len(outcomes), 1)
+    print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
+          f"results in {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "show":
+        if not (args.run / "tree.json").exists():
+            raise SystemExit(f"sevex: {args.run} holds no run (tree.json missing)")
+        out = args.out or args.run / "report.html"
+        out.write_text(render(args.run))
+        print(f"wrote {out}")
+        return 0
+    try:
+        return asyncio.run(_explore(args) if args.command == "explore" else _apply(args))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"sevex: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Running one visual prompt over samples: sandboxed code, tools on the server, the target LVLM."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from trompe_prompts import read_prompt
+
+from ..backends.base import Backend
+from ..datasets.answers import extract, is_correct
+from ..datasets.base import Sample
+from ..loop import run_agent
+from ..messages import Usage
+from ..toolclient import ToolClient
+from .sandbox import Sandbox
+from .tasks import Task
+from .tree import Implementation
+from .visual_api import SampleBridge, api_signatures
+
+INPUT_NAMES = ["original", "image_2", "image_3", "image_4"]
+ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
+
+
+@dataclass
+class Outcome:
+    """One sample's result under one visual prompt."""
+
+    id: str
+    prediction: str | None
+    answer: str | None
+    correct: bool
+    raw: str | None = None
+    error: str | None = None
+    error_kind: str = "ok"
+    usage: Usage = field(default_factory=Usage)
+    images: list[bytes] = field(default_factory=list)  # PNGs of what the LVLM was shown first
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "prediction": self.prediction, "answer": self.answer, "correct": self.correct,
+                "error": self.error, "error_kind": self.error_kind, "tokens": self.usage.total}
+
+
+@dataclass
+class Runner:
+    """Everything needed to evaluate programs: the server, the target model, the sandbox and the task."""
+
+    tools: ToolClient
+    target: Backend
+    task: Task
+    sandbox: Sandbox
+    tool_names: list[str]
+    api: dict[str, list[str]]
+    concurrency: int = 4
+
+    @classmethod
+    async def create(cls, tools: ToolClient, target: Backend, task: Task, sandbox: Sandbox,
+                     concurrency: int = 4) -> Runner:
+        schemas = await tools.list_tools(tags=list(task.tags))
+        return cls(tools, target, task, sandbox, [t.name for t in schemas], api_signatures(schemas), concurrency)
+
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
+        """Every sample in order; failures are outcomes, never exceptions."""
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(sample: Sample) -> Outcome:
+            async with limit:
+                return await self.run_sample(impl, sample)
+
+        return list(await asyncio.gather(*(one(s) for s in samples)))
+
+    async def run_sample(self, impl: Implementation, sample: Sample) -> Outcome:
+        images = dict(zip(INPUT_NAMES, sample.images))
+        info = await self.tools.open_session(images)
+        bridge = SampleBridge(self.tools, info.id, self.target)
+        try:
+            result = await self.sandbox.run(impl.code, impl.prompt, list(images), sample.question, self.api,
+                                            bridge.handlers(self.tool_names))
+            shown = [await self.tools.image_png(info.id, i) for i in bridge.sent[0]["images"]] if bridge.sent else []
+        finally:
+            await self.tools.close_session(info.id)
+        prediction, correct = self._score(result.answer, sample)
+        return Outcome(sample.id, prediction, sample.answer, correct, result.answer, result.error, result.kind,
+                       bridge.usage, shown)
+
+    def _score(self, raw: str | None, sample: Sample) -> tuple[str | None, bool]:
+        """The extracted answer and whether it matches the sample's (letters compare case-sensitively)."""
+        if raw is None:
+            return None, False
+        kind = self.task.benchmark
+        prediction = extract(kind, raw, expected=sample.answer)
+        return prediction, sample.answer is not None and is_correct(kind, raw, sample.answer)
+
+
+    async def evaluate_agentic(self, samples: list[Sample], max_rounds: int = 10) -> list[Outcome]:
+        """The SketchPad baseline: zero-shot tool use through the agent loop, one sample at a time."""
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(sample: Sample) -> Outcome:
+            async with limit:
+                return await self.run_agentic(sample, max_rounds)
+
+        return list(await asyncio.gather(*(one(s) for s in samples)))
+
+    async def run_agentic(self, sample: Sample, max_rounds: int) -> Outcome:
+
+        system = Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(
+            answer_format=self.task.answer_format)
+        result = await run_agent(self.target, self.tools, system=system, question=sample.question,
+                                 images=dict(zip(INPUT_NAMES, sample.images)), final_schema=ANSWER_SCHEMA,
+                                 max_rounds=max_rounds, allow=self.tool_names)
+        raw = (result.answer or {}).get("answer")
+        prediction, correct = self._score(raw, sample)
+        return Outcome(sample.id, prediction, sample.answer, correct, raw, result.error,
+                       "ok" if result.stop == "answer" else result.stop, result.usage)
+
+
+def accuracy(outcomes: list[Outcome]) -> float:
+    return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else 0.0
+
+
+def representatives(outcomes: list[Outcome], folder: Path, per_kind: int = 2) -> list[str]:
+    """Save the first few successes and failures' LVLM inputs; the analyst sees these, not all images."""
+    chosen = [o for o in outcomes if o.correct and o.images][:per_kind]
+    chosen += [o for o in outcomes if not o.correct and o.images][:per_kind]
+    paths = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for o in chosen:
+        path = folder / f"{'ok' if o.correct else 'fail'}_{_safe(o.id)}.png"
+        path.write_bytes(o.images[0])
+        paths.append(str(path))
+    return paths
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:60]

@@ -1,0 +1,254 @@
+"""The exploration loop: select with NUCT, implement, execute on the dev set, back-propagate, expand."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..datasets.base import Sample
+from ..messages import ImagePart, Usage
+from .evaluate import Outcome, Runner, accuracy, representatives
+from .nuct import NUCTParams, select
+from .roles import Costs, RoleError, Roles
+from .tree import Experiment, Implementation, Node, SelfEval, Tree, write_json_atomic
+from .visual_api import api_reference
+
+NAIVE = Implementation(
+    code="def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n",
+    prompt="{question}")
+ROOT_IDEA = "Ask the question directly with the unmodified image(s) (the naive baseline)."
+STRATEGIES = ("naive", "sketchpad", "ape", "sevex")
+
+
+@dataclass
+class ExploreConfig:
+    """Search settings; the defaults are the paper's."""
+
+    iterations: int = 50
+    k: int = 3  # unexecuted children kept per executed node
+    nuct: NUCTParams = field(default_factory=NUCTParams)
+    strategy: str = "sevex"
+    tree: bool = True  # False: --no-tree, refine one chain of ideas
+    backprop: bool = True  # False: --no-backprop, insights stay on the node that produced them
+    abstract: bool = True  # False: --no-abstract, the engineer varies code without an idea layer
+    max_insights: int = 12
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExploreConfig:
+        return cls(**(data | {"nuct": NUCTParams(**data["nuct"])}))
+
+
+class RunExists(RuntimeError):
+    """The output folder already holds a run and --resume was not given."""
+
+
+class Explorer:
+    """One exploration run in a folder: tree.json and state.json are rewritten after every iteration."""
+
+    def __init__(self, out: Path, runner: Runner, roles: Roles, dev: list[Sample], config: ExploreConfig,
+                 progress: bool = True):
+        self.out, self.runner, self.roles, self.dev, self.config = out, runner, roles, dev, config
+        self.progress = progress
+        self.tree = Tree()
+        self.history: list[dict[str, Any]] = []
+        self.iteration = 0
+        self.tool_doc = api_reference([])
+
+    # checkpoints ------------------------------------------------------------
+    def _checkpoint(self) -> None:
+        write_json_atomic(self.out / "tree.json", self.tree.to_json())
+        write_json_atomic(self.out / "state.json", {"iteration": self.iteration, "history": self.history,
+                                                     "costs": self.roles.costs.to_json()})
+
+    def _restore(self) -> None:
+        self.tree = Tree.from_json(json.loads((self.out / "tree.json").read_text()))
+        state = json.loads((self.out / "state.json").read_text())
+        self.iteration, self.history = state["iteration"], state["history"]
+        self.roles.costs = Costs.from_json(state["costs"])
+
+    # the loop ----------------------------------------------------------------
+    async def run(self, resume: bool = False) -> Node:
+        """Explore until `iterations` are done; returns the best node."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        schemas = await self.runner.tools.list_tools(tags=list(self.runner.task.tags))
+        self.tool_doc = api_reference(schemas)
+        if (self.out / "state.json").exists():
+            if not resume:
+                raise RunExists(f"{self.out} already holds a run; pass --resume to continue it or choose "
+                                "another --out")
+            self._restore()
+        else:
+            await self._start()
+        total = 0 if self.config.strategy in ("naive", "sketchpad") else self.config.iterations
+        bar = tqdm(total=total, initial=self.iteration, desc="sevex", unit="it", disable=not self.progress)
+        while self.iteration < total:
+            self.iteration += 1
+            self.roles.iteration = self.iteration
+            await (self._ape_step() if self.config.strategy == "ape" else self._step())
+            self._checkpoint()
+            bar.update(1)
+            bar.set_postfix(best=f"{self.tree.best().reward:.3f}", tokens=self.roles.costs.exploration_total())
+        bar.close()
+        return self.tree.best()
+
+    async def _start(self) -> None:
+        """Iteration 0: measure the root (naive or sketchpad) and grow its first ideas."""
+        root = self.tree.add(None, ROOT_IDEA, SelfEval(5, 5, 10))
+        root.visits = 1
+        if self.config.strategy == "sketchpad":
+            root.idea = "Zero-shot tool use through the agent loop (SketchPad baseline)."
+            outcomes = await self.runner.evaluate_agentic(self.dev)
+        else:
+            root.implementation = NAIVE
+            outcomes = await self.runner.evaluate(NAIVE, self.dev)
+        self._record(root, outcomes)
+        if self.config.strategy == "sevex":
+            await self._expand(root, children=self.config.k)
+        self._checkpoint()
+
+    async def _step(self) -> None:
+        path = select(self.tree, self.config.nuct) if self.config.tree else self._chain()
+        node = path[-1]
+        if node.executed:  # nothing left to try below (ideator gave no ideas): widen at the root
+            await self._expand(self.tree.root, children=1)
+            return
+        for visited in path:
+            visited.visits += 1
+        try:
+            node.implementation = await self._implement(node)
+            outcomes = await self.runner.evaluate(node.implementation, self.dev)
+        except RoleError as exc:
+            node.experiment = Experiment(0.0, [], failure=str(exc))
+            node.iteration = self.iteration
+            await self._replace(node)
+            return
+        self._record(node, outcomes)
+        await self._analyse(node, outcomes)
+        await self._replace(node)
+        await self._expand(node, children=self.config.k)
+
+    def _chain(self) -> list[Node]:
+        """--no-tree: always continue from the most recently executed node."""
+        last = max(self.tree.executed(), key=lambda n: (n.iteration, n.id))
+        path = [*reversed(self.tree.ancestors(last.id)), last]
+        pending = [c for c in self.tree.children(last.id) if not c.executed]
+        return path + pending[:1] if pending else path
+
+    async def _implement(self, node: Node) -> Implementation:
+        task = self.runner.task
+        idea = node.idea
+        if not self.config.abstract:
+            parent = self.tree.nodes[node.parent]
+            idea = ("Write a variation of this visual prompt that should score higher.\n"
+                    f"Code:\n{parent.implementation.code if parent.implementation else NAIVE.code}\n"
+                    f"Prompt: {parent.implementation.prompt if parent.implementation else NAIVE.prompt}")
+        names = ["original", "image_2", "image_3", "image_4"][:max(len(s.images) for s in self.dev)]
+        return await self.roles.implement(task=task.description, idea=idea, insights=self._insights(node),
+                                          tools=self.tool_doc, image_names=names, answer_format=task.answer_format)
+
+    def _record(self, node: Node, outcomes: list[Outcome]) -> None:
+        folder = self.out / "nodes" / str(node.id)
+        node.experiment = Experiment(accuracy(outcomes), [o.summary() for o in outcomes],
+                                     representatives(outcomes, folder))
+        node.iteration = self.iteration
+        with (folder / "results.jsonl").open("w") as f:
+            for o in outcomes:
+                f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
+        self.roles.costs.add("target", "execution", self.iteration, sum((o.usage for o in outcomes), Usage()))
+        self.history.append({"iteration": self.iteration, "node": node.id, "reward": node.reward,
+                             "best": self.tree.best().reward, "exploration_tokens":
+                             self.roles.costs.exploration_total(), "time": time.time()})
+
+    async def _analyse(self, node: Node, outcomes: list[Outcome]) -> None:
+        """Semantic back-propagation: insights go to the node and (unless disabled) every ancestor."""
+        exp = node.experiment
+        images = [ImagePart(Path(p).stem, Path(p).read_bytes()) for p in exp.images]
+        try:
+            exp.analysis, exp.insights = await self.roles.analyse(
+                task=self.runner.task.description, idea=node.idea, impl=node.implementation,
+                accuracy=exp.reward, results=exp.results, images=images)
+        except RoleError as exc:
+            exp.analysis = f"analysis failed: {exc}"
+            return
+        if self.config.backprop:
+            tagged = [f"[node {node.id}, acc {exp.reward:.2f}] {i}" for i in exp.insights]
+            for ancestor in self.tree.ancestors(node.id):
+                ancestor.received_insights.extend(tagged)
+
+    def _insights(self, node: Node) -> str:
+        """What the ideator/engineer should know at this node: its own and its ancestors' lessons."""
+        chain = [node, *self.tree.ancestors(node.id)]
+        if not self.config.backprop:
+            chain = chain[:2]
+        lessons: list[str] = []
+        for n in chain:
+            if n.experiment:
+                lessons += [f"[node {n.id}, acc {n.reward:.2f}] {i}" for i in n.experiment.insights]
+            if self.config.backprop:
+                lessons += n.received_insights
+        unique = list(dict.fromkeys(lessons))
+        return "\n".join(f"- {line}" for line in unique[-self.config.max_insights:]) or "(none yet)"
+
+    def _lineage(self, node: Node) -> str:
+        chain = [*reversed(self.tree.ancestors(node.id)), node]
+        return "\n".join(f"{'  ' * depth}- {n.idea}" + (f" (dev accuracy {n.reward:.2f})" if n.executed else "")
+                         for depth, n in enumerate(chain))
+
+    async def _expand(self, node: Node, children: int) -> None:
+        """Give `node` new child ideas (refinements of it)."""
+        await self._new_ideas(node, children, "refinements that specialise or fix the current idea (children)")
+
+    async def _replace(self, node: Node) -> None:
+        """The parent lost an unexecuted child to execution: add a sibling so it keeps k of them."""
+        if node.parent is not None:
+            await self._new_ideas(self.tree.nodes[node.parent], 1,
+                                  "an alternative direction at the same level of abstraction (sibling)")
+
+    async def _new_ideas(self, parent: Node, count: int, kind: str) -> None:
+        if not self.config.abstract:
+            for _ in range(count):
+                self.tree.add(parent.id, f"code variation of node {parent.id}", SelfEval(5, 5, 10))
+            return
+        siblings = [c.idea for c in self.tree.children(parent.id)]
+        try:
+            ideas = await self.roles.ideas(task=self.runner.task.description, lineage=self._lineage(parent),
+                                           insights=self._insights(parent), siblings=siblings,
+                                           tools=self.tool_doc, count=count, kind=kind)
+        except RoleError:
+            return
+        for idea, evaluation in ideas:
+            self.tree.add(parent.id, idea, evaluation)
+
+    async def _ape_step(self) -> None:
+        """APE baseline: rewrite the best text prompt from its failures; the code stays the naive one."""
+        best = self.tree.best()
+        failures = [f"{r['id']}: predicted {r['prediction']!r}, truth {r['answer']!r}"
+                    for r in best.experiment.results if not r["correct"]][:10]
+        try:
+            prompts = await self.roles.better_prompts(task=self.runner.task.description,
+                                                      prompt=best.implementation.prompt, accuracy=best.reward,
+                                                      failures=failures, count=1)
+        except RoleError:
+            return
+        node = self.tree.add(best.id, f"prompt rewrite: {prompts[0][:80]}", SelfEval(5, 5, 10))
+        node.visits = 1
+        node.implementation = Implementation(NAIVE.code, prompts[0] if "{question}" in prompts[0]
+                                             else prompts[0] + "\n{question}")
+        self._record(node, await self.runner.evaluate(node.implementation, self.dev))
+
+
+def choose_dev(samples: list[Sample], size: int, seed: int) -> list[Sample]:
+    """The development set: `size` samples drawn with a fixed seed (all of them when fewer)."""
+    if len(samples) <= size:
+        return list(samples)
+    chosen = set(random.Random(seed).sample(range(len(samples)), size))
+    return [s for i, s in enumerate(samples) if i in chosen]

@@ -1,0 +1,63 @@
+"""A discovered visual prompt as a self-contained folder a user can keep and re-apply."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .tree import Implementation, Node, Tree
+
+CODE_FILE, PROMPT_FILE, META_FILE = "visual_prompt.py", "prompt.md", "meta.json"
+
+
+@dataclass
+class PromptDir:
+    implementation: Implementation | None  # None: the SketchPad baseline (agent loop, no program)
+    meta: dict[str, Any]
+
+    def save(self, folder: Path) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        if self.implementation:
+            (folder / CODE_FILE).write_text(self.implementation.code)
+            (folder / PROMPT_FILE).write_text(self.implementation.prompt)
+        (folder / META_FILE).write_text(json.dumps(self.meta, indent=1))
+        return folder
+
+    @classmethod
+    def load(cls, folder: Path) -> PromptDir:
+        meta_path = folder / META_FILE
+        if not meta_path.exists():
+            raise FileNotFoundError(f"{folder} is not a visual-prompt folder (no {META_FILE})")
+        meta = json.loads(meta_path.read_text())
+        code = folder / CODE_FILE
+        impl = Implementation(code.read_text(), (folder / PROMPT_FILE).read_text()) if code.exists() else None
+        return cls(impl, meta)
+
+
+def from_node(tree: Tree, node: Node, run: dict[str, Any]) -> PromptDir:
+    """Package one node of a run with what is needed to trust and reuse it."""
+    return PromptDir(node.implementation, {
+        "task": run.get("task"), "node": node.id, "idea": node.idea, "dev_accuracy": node.reward,
+        "dev_size": len(node.experiment.results) if node.experiment else 0, "strategy": run.get("strategy"),
+        "target": run.get("target"), "lineage": [n.idea for n in reversed(tree.ancestors(node.id))],
+        "insights": node.experiment.insights if node.experiment else [],
+    })
+
+
+def resolve(path: Path, node_id: int | None = None) -> PromptDir:
+    """A prompt folder as given, or the best (or chosen) node of a run folder."""
+    if (path / META_FILE).exists() and node_id is None:
+        return PromptDir.load(path)
+    tree_file = path / "tree.json"
+    if not tree_file.exists():
+        raise FileNotFoundError(f"{path} is neither a run folder (tree.json) nor a prompt folder ({META_FILE})")
+    tree = Tree.from_json(json.loads(tree_file.read_text()))
+    run = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+    if node_id is None:
+        return from_node(tree, tree.best(), run)
+    if node_id not in tree.nodes or not tree.nodes[node_id].executed:
+        executed = ", ".join(str(n.id) for n in tree.executed())
+        raise ValueError(f"--node: {node_id} is not an executed node of this run; executed: {executed}")
+    return from_node(tree, tree.nodes[node_id], run)

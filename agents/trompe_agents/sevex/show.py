@@ -1,0 +1,89 @@
+"""`sevex show`: the tree as HTML (ideas, rewards, insights, example images) and the best-accuracy plot."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from pathlib import Path
+
+from .tree import Node, Tree
+
+
+def render(run_dir: Path) -> str:
+    tree = Tree.from_json(json.loads((run_dir / "tree.json").read_text()))
+    state = json.loads((run_dir / "state.json").read_text())
+    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    best = tree.best()
+    tokens = sum(v["input_tokens"] + v["output_tokens"] + v["reasoning_tokens"]
+                 for v in state["costs"]["by_iteration"].values())
+    body = [f"<h1>SEVEX run: {html.escape(str(run.get('task', run_dir.name)))}</h1>",
+            f"<p>Strategy {html.escape(str(run.get('strategy', '?')))}; {len(tree.executed())} executed of "
+            f"{len(tree.nodes)} nodes; best dev accuracy <b>{best.reward:.3f}</b> (node {best.id}); "
+            f"exploration tokens {tokens:,}.</p>",
+            "<h2>Best dev accuracy over iterations</h2>", accuracy_plot(state["history"]),
+            "<h2>Tokens per role</h2>", _cost_table(state["costs"]["by_role"]),
+            "<h2>Idea tree</h2>", _subtree(tree, tree.root, best.id)]
+    return ("<!doctype html><meta charset=utf-8><title>SEVEX run</title><style>"
+            "body{font-family:sans-serif;max-width:1100px;margin:2em auto}details{margin-left:1.2em;"
+            "border-left:2px solid #ddd;padding-left:.6em}summary{cursor:pointer}.best{background:#fff3c4}"
+            ".pending{color:#888}img{max-height:160px;margin:4px;border:1px solid #ccc}pre{background:#f6f6f6;"
+            "padding:.5em;overflow:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px}"
+            "</style>" + "\n".join(body))
+
+
+def accuracy_plot(history: list[dict], width: int = 640, height: int = 240) -> str:
+    """Inline SVG of the best dev accuracy after each iteration (a step line) with each node's reward."""
+    if not history:
+        return "<p>(no iterations yet)</p>"
+    last = max(h["iteration"] for h in history) or 1
+    pad = 36
+
+    def xy(it: float, acc: float) -> tuple[float, float]:
+        return pad + (width - 2 * pad) * it / last, height - pad - (height - 2 * pad) * acc
+
+    steps = " ".join("{:.1f},{:.1f}".format(*xy(h["iteration"], h["best"])) for h in history)
+    dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#888"><title>node {}: {:.3f}</title></circle>'
+                   .format(*xy(h["iteration"], h["reward"]), h["node"], h["reward"]) for h in history)
+    ticks = "".join(f'<text x="{pad - 4}" y="{xy(0, a)[1] + 3:.1f}" font-size="10" text-anchor="end">{a:.1f}</text>'
+                    for a in (0, 0.25, 0.5, 0.75, 1.0))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" class="plot">'
+            f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#000"/>'
+            f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#000"/>{ticks}'
+            f'<text x="{width / 2}" y="{height - 6}" font-size="11" text-anchor="middle">iteration (0..{last})</text>'
+            f'<polyline class="best-line" fill="none" stroke="#c60" stroke-width="2" points="{steps}"/>{dots}</svg>')
+
+
+def _cost_table(by_role: dict[str, dict]) -> str:
+    rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{u['input_tokens']:,}</td><td>{u['output_tokens']:,}</td>"
+                   f"<td>{u['reasoning_tokens']:,}</td></tr>" for r, u in sorted(by_role.items()))
+    return f"<table><tr><th>role</th><th>input</th><th>output</th><th>reasoning</th></tr>{rows}</table>"
+
+
+def _subtree(tree: Tree, node: Node, best_id: int) -> str:
+    status = f"acc {node.reward:.3f}" if node.executed else (
+        f"pending; gain {node.self_eval.gain:g}, novelty {node.self_eval.novelty:g}")
+    cls = "best" if node.id == best_id else ("" if node.executed else "pending")
+    parts = [f'<details open class="{cls}" id="node-{node.id}"><summary>#{node.id} [{status}] '
+             f"{html.escape(node.idea)}</summary>"]
+    exp = node.experiment
+    if exp:
+        if exp.failure:
+            parts.append(f"<p>failed: {html.escape(exp.failure)}</p>")
+        if node.implementation:
+            parts.append(f"<pre>{html.escape(node.implementation.code)}</pre><p>Prompt: "
+                         f"{html.escape(node.implementation.prompt)}</p>")
+        if exp.insights:
+            parts.append("<p>Insights:</p><ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in exp.insights)
+                         + "</ul>")
+        for path in exp.images:
+            p = Path(path)
+            if p.exists():
+                parts.append(f'<img alt="{html.escape(p.stem)}" title="{html.escape(p.stem)}" '
+                             f'src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">')
+    if node.received_insights:
+        parts.append("<p>Insights received from descendants:</p><ul>" + "".join(
+            f"<li>{html.escape(i)}</li>" for i in node.received_insights) + "</ul>")
+    parts += [_subtree(tree, child, best_id) for child in tree.children(node.id)]
+    parts.append("</details>")
+    return "".join(parts)

@@ -1,0 +1,56 @@
+"""The tasks SEVEX explores: what the question asks, the answer format, and how answers are read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    benchmark: str  # blindtest | blink | probes: picks the answer extractor
+    description: str
+    answer_format: str
+    tags: tuple[str, ...] = ("core", "analysis", "vision")  # tool tags the visual prompts may use
+
+
+_BLINDTEST_COUNT = "a number in curly brackets, e.g. {2}"
+_BLINK = "the option letter in parentheses, e.g. (A)"
+
+TASKS = {t.name: t for t in [
+    Task("LineIntersections", "blindtest", "Two piecewise-linear functions are drawn as coloured lines; count "
+         "how many times they intersect (0, 1 or 2).", _BLINDTEST_COUNT),
+    Task("CircledLetter", "blindtest", "A word is shown with one letter circled in red; name the circled "
+         "letter.", "the letter in curly brackets, e.g. {k}"),
+    Task("SubwayMap", "blindtest", "A subway-like map draws coloured paths between stations; count the "
+         "single-colour paths between two named stations.", _BLINDTEST_COUNT),
+    Task("OverlappingShapes", "blindtest", "Two circles are drawn; say whether they touch or overlap.",
+         "Yes or No in curly brackets, e.g. {Yes}"),
+    Task("TouchingCircles", "blindtest", "Two circles are drawn; say whether they touch or overlap.",
+         "Yes or No in curly brackets, e.g. {Yes}"),
+    Task("NestedSquares", "blindtest", "Squares are drawn nested inside each other; count them.",
+         _BLINDTEST_COUNT),
+    Task("CountingRowsAndColumns", "blindtest", "A grid is drawn; count its rows and columns.",
+         "rows and columns in curly brackets, e.g. {3} {4}"),
+    Task("Jigsaw", "blink", "An image has a missing piece; choose which of two candidate pieces completes it.",
+         _BLINK),
+    Task("Relative_Depth", "blink", "Two points A and B are marked; which one is closer to the camera?", _BLINK),
+    Task("Spatial_Relation", "blink", "Answer a question about the 3-D spatial relation between objects.",
+         _BLINK),
+    Task("Semantic_Correspondence", "blink", "A point is marked on one image; choose the semantically "
+         "corresponding point among the marked options in a second image of another instance.", _BLINK),
+    Task("Visual_Correspondence", "blink", "A point is marked on one image; choose the point showing the same "
+         "physical spot in a second photo of the same scene.", _BLINK),
+    Task("probes", "probes", "Yes/no questions about classic visual illusions and counterfactual variants; "
+         "judge the physical stimulus, not the impression.", "yes or no"),
+]}
+
+
+def get_task(name: str, description: str | None = None) -> Task:
+    """A known task, or a custom one when a description is given."""
+    if name in TASKS:
+        return TASKS[name]
+    if description:
+        return Task(name, "generic", description, "a short answer")
+    raise ValueError(f"--task: unknown task {name!r}; known: {', '.join(TASKS)} "
+                     "(or pass --task-description for a custom task)")

@@ -1,0 +1,5 @@
+"""Test helpers other trompe packages (and users' own tests) reuse: loopback fake vendor APIs."""
+
+from .fake_vendors import Call, FakeVendor, Recorded, Reply, Tokens, call, final, tool_results
+
+__all__ = ["Call", "FakeVendor", "Recorded", "Reply", "Tokens", "call", "final", "tool_results"]

@@ -1,0 +1,362 @@
+"""Loopback HTTP servers that speak the vendors' wire formats, so the real SDKs can be tested offline.
+
+One `FakeVendor` answers like Anthropic Messages (`"anthropic"`), OpenAI Responses (`"responses"`), OpenAI Chat
+Completions (`"chat"`) or Gemini generateContent (`"gemini"`). A *script* says what the model does; the server
+renders it in the vendor's format, records every request, and can inject faults::
+
+    from trompe_agents.testing import FakeVendor, call, final
+
+    # a list: reply n is script[n] (the last one repeats)
+    with FakeVendor("anthropic", [call("crop", image="original", box=[0, 0, 8, 8]), final('{"answer": "yes"}')]) as fv:
+        backend = ClaudeBackend(BackendOptions(model="m", base_url=fv.base_url, api_key="test"))
+        ...
+        fv.requests[1].json         # the second request body, as the SDK sent it
+        fv.requests[1].headers      # lower-case header names
+
+    # a callable: script(request_json, n) -> Reply or list of Reply; n counts the requests that reached the script
+    def script(body, n):
+        return final("done") if tool_results(fv.kind, body) else call("crop", image="original", box=[0, 0, 8, 8])
+
+Replies: `call(name, **args)` (one tool call; `call(name, raw='{"bad')` sends malformed arguments),
+`final(text)`, or `Reply(text=..., calls=[Call(...), ...], usage=Tokens(...), thought_signature=...)`.
+Token numbers are neutral (`input`, `output` excluding reasoning, `reasoning`, `cached`, `image`) and are written
+in each vendor's own fields. Gemini replies carry `thoughtSignature` on the first function call (as Gemini 3 does).
+
+Faults by model name (Gemini: from the URL path; others: the body's "model"), checked before the script:
+- a model containing "ratelimit": the first request gets 429 with `retry-after: 0` (Gemini: RetryInfo 0s);
+- "quota": every request gets the vendor's quota error (OpenAI `insufficient_quota`, Anthropic 402
+  `billing_error`, Gemini RESOURCE_EXHAUSTED with a per-day QuotaFailure and no RetryInfo);
+- "flaky": the first request gets a 500;
+- "notemp": any request that sets a temperature gets a 400 naming it (as models without temperature do).
+`faults={"model-x": ["ratelimit", "server_error", "quota"]}` scripts faults per model explicitly (consumed in
+order; also "slowdown": 429 asking for a 3600 s wait, "bad_request": a plain 400). `latency=0.05` delays every reply (for benchmarks). `.base_url` is what each SDK wants as its base
+URL (OpenAI: `.../v1`); `.url` is the bare server address. Use it as a context manager, or call `close()`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+KINDS = ("anthropic", "responses", "chat", "gemini")
+
+
+@dataclass
+class Call:
+    """A scripted tool call; `raw` overrides the JSON-encoded `args` (to send malformed arguments)."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    raw: str | None = None
+    id: str | None = None
+
+    @property
+    def arguments(self) -> str:
+        return self.raw if self.raw is not None else json.dumps(self.args)
+
+
+@dataclass
+class Tokens:
+    """Neutral token counts for a scripted reply; `output` excludes `reasoning`."""
+
+    input: int = 100
+    output: int = 20
+    reasoning: int = 5
+    cached: int = 10
+    image: int | None = None
+
+
+@dataclass
+class Reply:
+    """What the scripted model says: text and/or tool calls, with usage."""
+
+    text: str = ""
+    calls: list[Call] = field(default_factory=list)
+    usage: Tokens = field(default_factory=Tokens)
+    thought_signature: str | None = "c2lnbmF0dXJlLTE="  # Gemini: base64, echoed back by a correct client
+
+
+def call(name: str, *, raw: str | None = None, **args: Any) -> Reply:
+    return Reply(calls=[Call(name, args, raw)])
+
+
+def final(text: str) -> Reply:
+    return Reply(text=text)
+
+
+Script = Callable[[dict[str, Any], int], "Reply | list[Reply]"] | list[Reply]
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    json: dict[str, Any]
+    model: str
+
+
+def tool_results(kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool results a request carries, in the vendor's own shape (handy in scripts and assertions)."""
+    if kind == "anthropic":
+        return [b for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                for b in m["content"] if b.get("type") == "tool_result"]
+    if kind == "responses":
+        items = body.get("input", [])
+        return [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    if kind == "chat":
+        return [m for m in body.get("messages", []) if m.get("role") == "tool"]
+    return [p.get("functionResponse") or p.get("function_response") for c in body.get("contents", [])
+            for p in c.get("parts", []) if p.get("functionResponse") or p.get("function_response")]
+
+
+class FakeVendor:
+    """A scripted vendor API on 127.0.0.1; see the module docstring."""
+
+    def __init__(self, kind: str, script: Script | None = None, *, latency: float = 0.0,
+                 faults: dict[str, list[str]] | None = None):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        self.kind = kind
+        self.script = script if script is not None else [final('{"answer": "yes"}')]
+        self.latency = latency
+        self.faults = {m: list(f) for m, f in (faults or {}).items()}
+        self.requests: list[Recorded] = []
+        self.replies = 0  # requests that reached the script
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1" if self.kind in ("responses", "chat") else self.url
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [r.json for r in self.requests]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> FakeVendor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def handle(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict, dict]:
+        """Record the request, then answer with a fault or the script's reply: (status, headers, JSON)."""
+        match = re.search(r"/models/([^/:]+):generateContent", path)
+        model = match.group(1) if match else str(body.get("model", ""))
+        with self._lock:
+            self.requests.append(Recorded(path, headers, body, model))
+            fault = self._fault(model, body)
+            if fault is None:
+                n, self.replies = self.replies, self.replies + 1
+        if self.latency:
+            time.sleep(self.latency)
+        if fault is not None:
+            return ERRORS[fault](self.kind)
+        replies = self._reply(body, n)
+        return 200, {}, RENDER[self.kind](replies, model, n)
+
+    def _fault(self, model: str, body: dict[str, Any]) -> str | None:
+        if "notemp" in model and "temperature" in json.dumps(body):
+            return "temperature"
+        if model in self.faults:
+            return self.faults[model].pop(0) if self.faults[model] else None
+        seen = self._seen[model] = self._seen.get(model, 0) + 1
+        if "quota" in model:
+            return "quota"
+        if "ratelimit" in model and seen == 1:
+            return "ratelimit"
+        if "flaky" in model and seen == 1:
+            return "server_error"
+        return None
+
+    def _reply(self, body: dict[str, Any], n: int) -> Reply:
+        if callable(self.script):
+            reply = self.script(body, n)
+        else:
+            reply = self.script[min(n, len(self.script) - 1)]
+        if isinstance(reply, list):  # several steps merged into one turn (parallel calls)
+            reply = Reply(text="".join(r.text for r in reply), calls=[c for r in reply for c in r.calls])
+        return reply
+
+
+def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (stdlib name)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b"{}"
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                return self._send(400, {}, {"error": {"message": "body is not JSON"}})
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            try:
+                status, extra, payload = vendor.handle(self.path, headers, body)
+            except Exception as exc:  # a broken script shows up as a 500 the test can read
+                status, extra, payload = 500, {}, {"error": {"message": f"fake vendor script failed: {exc!r}"}}
+            self._send(status, extra, payload)
+
+        def _send(self, status: int, extra: dict[str, str], payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in extra.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+# --- replies in each wire format -------------------------------------------------------------------------
+
+def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
+    u = reply.usage
+    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    content += [{"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.args}
+                for i, c in enumerate(reply.calls)]
+    return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": u.input - u.cached, "output_tokens": u.output + u.reasoning,
+                      "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": 0,
+                      "output_tokens_details": {"thinking_tokens": u.reasoning}}}
+
+
+def _chat(reply: Reply, model: str, n: int) -> dict[str, Any]:
+    u = reply.usage
+    calls = [{"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+             for i, c in enumerate(reply.calls)]
+    message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {})}
+    prompt_details: dict[str, Any] = {"cached_tokens": u.cached}
+    if u.image is not None:
+        prompt_details["image_tokens"] = u.image
+    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000, "model": model,
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None,
+                         "message": message}],
+            "usage": {"prompt_tokens": u.input, "completion_tokens": u.output + u.reasoning,
+                      "total_tokens": u.input + u.output + u.reasoning,
+                      "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+                      "prompt_tokens_details": prompt_details}}
+
+
+def _responses(reply: Reply, model: str, n: int) -> dict[str, Any]:
+    u = reply.usage
+    output: list[dict[str, Any]] = []
+    if reply.text:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    output += [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id or f"call_{n}_{i}", "name": c.name,
+                "arguments": c.arguments, "status": "completed"} for i, c in enumerate(reply.calls)]
+    return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000, "status": "completed",
+            "model": model, "error": None, "incomplete_details": None, "output": output,
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "temperature": 0, "top_p": None,
+            "metadata": {},
+            "usage": {"input_tokens": u.input, "input_tokens_details": {"cached_tokens": u.cached},
+                      "output_tokens": u.output + u.reasoning,
+                      "output_tokens_details": {"reasoning_tokens": u.reasoning},
+                      "total_tokens": u.input + u.output + u.reasoning}}
+
+
+def _gemini(reply: Reply, model: str, n: int) -> dict[str, Any]:
+    u = reply.usage
+    parts: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
+    for i, c in enumerate(reply.calls):
+        part: dict[str, Any] = {"functionCall": {"id": c.id or f"fc-{n}-{i}", "name": c.name, "args": c.args}}
+        if i == 0 and reply.thought_signature:
+            part["thoughtSignature"] = reply.thought_signature
+        parts.append(part)
+    usage: dict[str, Any] = {"promptTokenCount": u.input, "candidatesTokenCount": u.output,
+                             "thoughtsTokenCount": u.reasoning, "cachedContentTokenCount": u.cached,
+                             "totalTokenCount": u.input + u.output + u.reasoning}
+    if u.image is not None:
+        usage["promptTokensDetails"] = [{"modality": "IMAGE", "tokenCount": u.image},
+                                        {"modality": "TEXT", "tokenCount": u.input - u.image}]
+    return {"candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model", "parts": parts}}],
+            "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
+
+
+RENDER: dict[str, Callable[[Reply, str, int], dict[str, Any]]] = {
+    "anthropic": _anthropic, "chat": _chat, "responses": _responses, "gemini": _gemini}
+
+
+# --- errors in each wire format --------------------------------------------------------------------------
+
+def _openai_error(message: str, type_: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def _gemini_error(code: int, status: str, message: str, details: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "status": status, "details": details}}
+
+
+def _ratelimit(kind: str, wait: int = 0) -> tuple[int, dict, dict]:
+    headers = {"retry-after": str(wait)}
+    if kind == "anthropic":
+        return 429, headers, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"},
+                              "request_id": "req_x"}
+    if kind == "gemini":
+        return 429, {}, _gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaId": "GenerateRequestsPerMinutePerProjectPerModel", "quotaValue": "10"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{wait}s"}])
+    return 429, headers, _openai_error("Rate limit reached", "requests", "rate_limit_exceeded")
+
+
+def _quota(kind: str) -> tuple[int, dict, dict]:
+    if kind == "anthropic":
+        return 402, {}, {"type": "error", "error": {
+            "type": "billing_error", "message": "Your credit balance is too low to access the Anthropic API."}}
+    if kind == "gemini":
+        return 429, {}, _gemini_error(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                 "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "quotaValue": "250"}]}])
+    return 429, {}, _openai_error("You exceeded your current quota, please check your plan and billing.",
+                                  "insufficient_quota", "insufficient_quota")
+
+
+def _server_error(kind: str) -> tuple[int, dict, dict]:
+    if kind == "anthropic":
+        return 500, {}, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+    if kind == "gemini":
+        return 500, {}, _gemini_error(500, "INTERNAL", "An internal error has occurred.", [])
+    return 500, {}, _openai_error("The server had an error", "server_error", "server_error")
+
+
+def _bad_request(kind: str, message: str = "messages: at least one message is required") -> tuple[int, dict, dict]:
+    if kind == "anthropic":
+        return 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    if kind == "gemini":
+        return 400, {}, _gemini_error(400, "INVALID_ARGUMENT", message, [])
+    return 400, {}, _openai_error(message, "invalid_request_error", "unsupported_parameter")
+
+
+ERRORS: dict[str, Callable[[str], tuple[int, dict, dict]]] = {
+    "ratelimit": _ratelimit, "slowdown": lambda kind: _ratelimit(kind, 3600), "quota": _quota,
+    "server_error": _server_error, "bad_request": _bad_request,
+    "temperature": lambda kind: _bad_request(kind, "temperature is not supported with this model")}

@@ -1,0 +1,211 @@
+"""Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model."""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+from mcp import Client, StdioServerParameters
+
+from .messages import ImagePart, Message, TextPart, ToolSchema
+
+# Session tools the model may use itself; the others (open/add/close) are the client's business.
+MODEL_SESSION_TOOLS = ("list_images", "view_image")
+MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"RIFF", "image/webp"), (b"GIF8", "image/gif"))
+
+
+@dataclass
+class SessionInfo:
+    """An open session: its id and the pixel size of each input image."""
+
+    id: str
+    sizes: dict[str, tuple[int, int]]
+
+
+@dataclass
+class ToolResultParts:
+    """A tool result in neutral parts: text, images with their registry ids, error flag, metadata."""
+
+    text: str
+    images: list[ImagePart] = field(default_factory=list)
+    is_error: bool = False
+    structured: dict[str, Any] | None = None
+
+    def to_message(self, call_id: str, name: str) -> Message:
+        """The tool message answering one call."""
+        return Message(role="tool", parts=[TextPart(self.text), *self.images], tool_call_id=call_id,
+                       tool_name=name, is_error=self.is_error)
+
+
+class ToolClientError(RuntimeError):
+    """The server refused a session-level request (bad image, unknown session, unknown tool name)."""
+
+
+def image_data_url(image: Path | str | bytes) -> str:
+    """A data: URL for image bytes or a file, so every transport (even remote HTTP) can receive it."""
+    data = image if isinstance(image, bytes) else Path(image).read_bytes()
+    mime = next((m for magic, m in MAGIC if data.startswith(magic)), "application/octet-stream")
+    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+
+
+class ToolClient:
+    """An MCP client to one trompe server; use `async with`. Build it with in_process/stdio/http."""
+
+    def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
+                 label: str = ""):
+        self._target = target
+        self._app = app  # in-process server we own and must close
+        self._stack: AsyncExitStack | None = None
+        self._client: Client | None = None
+        self.default_tags = default_tags
+        self.label = label
+
+    @classmethod
+    def in_process(cls, config: Any = None) -> ToolClient:
+        """Start the server's app inside this process (the default: no subprocess, no port)."""
+        from trompe_server.app import ServerConfig, create_app
+
+        app = create_app(config or ServerConfig())
+        return cls(app.mcp, app=app, label="in-process")
+
+    @classmethod
+    def stdio(cls, command: str | list[str]) -> ToolClient:
+        """Run a server command (e.g. 'trompe-server --tools core') as a subprocess speaking stdio."""
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise ValueError("server command is empty; give e.g. --server-cmd 'trompe-server --tools core'")
+        return cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
+
+    @classmethod
+    def http(cls, url: str, token: str | None = None) -> ToolClient:
+        """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp."""
+        if not token:
+            return cls(url, label=url)
+        from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+        http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        return cls(streamable_http_client(url, http_client=http_client), label=url)
+
+    async def __aenter__(self) -> Self:
+        self._stack = AsyncExitStack()
+        try:
+            self._client = await self._stack.enter_async_context(Client(self._target))
+        except Exception as exc:
+            await self.__aexit__(None, None, None)
+            raise ToolClientError(f"cannot reach the tool server ({self.label}): {_leaf_messages(exc)}; check "
+                                  "--server-url/--server-cmd, and --token for a server that requires one") from exc
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._stack is not None:
+            await self._stack.aclose()
+        self._stack, self._client = None, None
+        if self._app is not None:
+            self._app.registry.close()
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
+        return self._client
+
+    async def _session_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await self.client.call_tool(name, arguments)
+        if result.is_error:
+            raise ToolClientError(f"{name}: {_text(result.content)}")
+        return result.structured_content or {}
+
+    async def open_session(self, images: dict[str, Path | bytes]) -> SessionInfo:
+        """Open a session: the first image starts it, the rest are added under their names."""
+        if not images:
+            raise ValueError("images is empty: give at least one, e.g. {'original': Path('q.png')}")
+        items = iter(images.items())
+        name, image = next(items)
+        first = await self._session_call("open_session", {"source": image_data_url(image), "name": name})
+        info = SessionInfo(first["session"], {first["image"]: (first["width"], first["height"])})
+        try:
+            for name, image in items:
+                added = await self._session_call("add_image", {"session": info.id, "name": name,
+                                                               "source": image_data_url(image)})
+                info.sizes[added["image"]] = (added["width"], added["height"])
+        except BaseException:
+            await self.close_session(info.id)
+            raise
+        return info
+
+    async def list_tools(self, tags: list[str] | None = None, allow: list[str] | None = None) -> list[ToolSchema]:
+        """Tools the model may call: plugin tools with one of `tags` (plus list/view), restricted to `allow`."""
+        tags = tags if tags is not None else self.default_tags
+        tools, cursor = [], None
+        while True:
+            page = await self.client.list_tools(cursor=cursor)
+            tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        known = {tag for t in tools for tag in (t.meta or {}).get("tags") or []} - {"session"}
+        if tags is not None and set(tags) - known:
+            raise ToolClientError(f"tags: no tool has tag {', '.join(sorted(set(tags) - known))}; "
+                                  f"the server's tools have: {', '.join(sorted(known))}")
+        offered = {}
+        for tool in tools:
+            tool_tags = set((tool.meta or {}).get("tags") or [])
+            if "session" in tool_tags:
+                keep = tool.name in MODEL_SESSION_TOOLS
+            else:
+                keep = tags is None or bool(tool_tags & set(tags))
+            if keep:
+                offered[tool.name] = tool
+        if allow is not None:
+            unknown = sorted(set(allow) - set(offered))
+            if unknown:
+                raise ToolClientError(f"allow: no such tool {', '.join(unknown)}; "
+                                      f"available: {', '.join(sorted(offered))}")
+            offered = {name: tool for name, tool in offered.items() if name in allow}
+        return [ToolSchema(t.name, t.description or "", _without_session(t.input_schema))
+                for t in offered.values()]
+
+    async def call(self, session: str, name: str, arguments: dict[str, Any]) -> ToolResultParts:
+        """Run a tool with the session injected; errors come back as an is_error result, not an exception."""
+        result = await self.client.call_tool(name, {**arguments, "session": session})
+        structured = result.structured_content
+        ids = [b.name for b in result.content if b.type == "resource_link"]
+        fallback = (structured or {}).get("image") or name
+        images = [ImagePart(ids[i] if i < len(ids) else fallback, base64.b64decode(b.data), b.mime_type)
+                  for i, b in enumerate(b for b in result.content if b.type == "image")]
+        return ToolResultParts(_text(result.content), images, bool(result.is_error), structured)
+
+    async def image_png(self, session: str, image_id: str) -> bytes:
+        """Full-size PNG of an image, read through the image:// resource."""
+        result = await self.client.read_resource(f"image://{session}/{image_id}")
+        return base64.b64decode(result.contents[0].blob)
+
+    async def close_session(self, session: str) -> None:
+        await self.client.call_tool("close_session", {"session": session})
+
+
+def _leaf_messages(exc: BaseException) -> str:
+    """The innermost errors of an exception group, joined: what actually went wrong."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_leaf_messages(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _text(content: list[Any]) -> str:
+    return "\n".join(b.text for b in content if b.type == "text")
+
+
+def _without_session(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema the model sees: `session` is the client's to fill in."""
+    shown = dict(schema)
+    shown["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k != "session"}
+    if "required" in schema:
+        shown["required"] = [r for r in schema["required"] if r != "session"]
+    return shown

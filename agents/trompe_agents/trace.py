@@ -1,0 +1,119 @@
+"""A trace per sample a person can follow: JSONL events plus one PNG per image the model saw."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .messages import ImagePart, Message, ToolCall, Turn, Usage
+
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class Trace:
+    """Appends events to `<dir>/trace.jsonl` and saves images once each as `<dir>/images/<id>.png`."""
+
+    def __init__(self, directory: Path | str):
+        self.dir = Path(directory)
+        self.path = self.dir / "trace.jsonl"
+        self.images_dir = self.dir / "images"
+        self.images_dir.mkdir(parents=True, exist_ok=True)
+        self.start = time.monotonic()
+        self._saved: set[str] = {p.stem for p in self.images_dir.glob("*.png")}
+
+    def event(self, kind: str, agent: str, **fields: Any) -> None:
+        """Write one event line now (flushed), so a killed run still leaves a readable trace."""
+        record = {"t": round(time.monotonic() - self.start, 3), "event": kind, "agent": agent, **fields}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+    def save_images(self, images: list[ImagePart]) -> list[str]:
+        """Store each image once by id; returns the ids, which is how the trace refers to them."""
+        for image in images:
+            name = SAFE_NAME.sub("_", image.id)
+            if name not in self._saved:
+                ext = "png" if image.mime_type == "image/png" else image.mime_type.rsplit("/", 1)[-1]
+                (self.images_dir / f"{name}.{ext}").write_bytes(image.data)
+                self._saved.add(name)
+        return [image.id for image in images]
+
+    # the events the agent loop writes -------------------------------------------------
+    def message(self, agent: str, message: Message) -> None:
+        """A system or user message: its text and the ids of its images."""
+        self.event(message.role, agent, text=message.text, images=self.save_images(message.images))
+
+    def assistant(self, agent: str, turn: Turn, backend: str, seconds: float) -> None:
+        self.event("assistant", agent, backend=backend, model=turn.model, text=turn.message.text,
+                   tool_calls=[call_json(c) for c in turn.message.tool_calls], stop_reason=turn.stop_reason,
+                   usage=asdict(turn.usage), sent=turn.sent, seconds=round(seconds, 3))
+
+    def tool_result(self, agent: str, message: Message, seconds: float) -> None:
+        self.event("tool_result", agent, call_id=message.tool_call_id, name=message.tool_name,
+                   is_error=message.is_error, text=message.text, images=self.save_images(message.images),
+                   seconds=round(seconds, 3))
+
+
+def call_json(call: ToolCall) -> dict[str, Any]:
+    """A tool call as the trace shows it; the raw text only when it did not parse."""
+    shown: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.arguments is None:
+        shown["raw_arguments"] = call.raw_arguments
+    return shown
+
+
+def read_events(path: Path | str) -> list[dict[str, Any]]:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "trace.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def render_text(path: Path | str, width: int = 300) -> str:
+    """The trace as plain text, one block per event, long texts shortened to `width` characters."""
+    lines = []
+    for e in read_events(path):
+        head = f"[{e['t']:8.2f}s] {e['agent']:<8} {e['event'].upper()}"
+        kind = e["event"]
+        if kind == "start":
+            lines.append(f"{head} backend={e.get('backend')} model={e.get('model')} session={e.get('session')} "
+                         f"tools={','.join(e.get('tools', []))}")
+        elif kind in ("system", "user"):
+            lines.append(f"{head}{_images(e)}\n{_indent(_short(e['text'], width))}")
+        elif kind == "assistant":
+            usage = e.get("usage") or {}
+            lines.append(f"{head} {e.get('model')} ({e.get('seconds')}s, {usage.get('input_tokens')} in / "
+                         f"{usage.get('output_tokens')} out)")
+            if e.get("text"):
+                lines.append(_indent(_short(e["text"], width)))
+            for call in e.get("tool_calls", []):
+                args = call.get("arguments")
+                shown = json.dumps(args) if args is not None else f"<unparseable: {call.get('raw_arguments')!r}>"
+                lines.append(_indent(f"-> {call['name']}({_short(shown, width)})"))
+        elif kind == "tool_result":
+            flag = " ERROR" if e.get("is_error") else ""
+            lines.append(f"{head} {e.get('name')}{flag}{_images(e)}\n{_indent(_short(e['text'], width))}")
+        elif kind == "answer":
+            usage = e.get("usage") or {}
+            lines.append(f"{head} stop={e.get('stop')} rounds={e.get('rounds')} tokens={Usage(**usage).total}"
+                         + (f" error={e['error']}" if e.get("error") else "")
+                         + f"\n{_indent(json.dumps(e.get('answer')))}")
+        else:
+            rest = {k: v for k, v in e.items() if k not in ("t", "event", "agent")}
+            lines.append(f"{head} {_short(json.dumps(rest, default=str), width)}")
+    return "\n".join(lines)
+
+
+def _images(event: dict[str, Any]) -> str:
+    return f"  [images: {', '.join(event['images'])}]" if event.get("images") else ""
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines()) or "    (empty)"

@@ -1,0 +1,112 @@
+"""Throughput of `illusion-agent run` against a fake Gemini API with per-request latency.
+
+Each sample is two model turns (a draw_line tool call, then the answer), so at 200 ms per request one
+worker finishes at most 2.5 samples/s; K workers at most 2.5*K. The table shows how close each concurrency
+gets to that linear ideal. The agent's own overhead per sample is measured with a zero-latency fake vendor
+(SDK + HTTP + MCP tool + trace) and with the in-process `function` backend (MCP tool + trace only).
+
+    python bench/illusion_run.py [--latency 0.2] [--concurrency 1 4 16 64] [--per-worker 4] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from trompe_agents.backends.base import BackendOptions
+from trompe_agents.backends.function import FunctionBackend, tool_call
+from trompe_agents.datasets import load_dataset
+from trompe_agents.illusion.agent import AgentConfig
+from trompe_agents.illusion.cli import quiet_http_logs
+from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.plugins import create_backend
+from trompe_agents.probes import generate
+from trompe_agents.testing import FakeVendor, call, final, tool_results
+
+LINE = {"image": "original", "start": [0, 5], "end": [60, 5]}
+ANSWER = '{"reasons": "bench", "answer": "yes"}'
+
+
+def script(body, n):
+    return final(ANSWER) if tool_results("gemini", body) else call("draw_line", **LINE)
+
+
+def decide(messages, tools):
+    return ANSWER if messages[-1].role == "tool" else tool_call("draw_line", **LINE)
+
+
+async def timed_run(samples, backend, concurrency: int, work: Path) -> float:
+    """Seconds for one fresh run of `samples` (a new run folder each time: nothing is skipped)."""
+    from trompe_agents.toolclient import ToolClient
+
+    out = Path(tempfile.mkdtemp(dir=work))
+    async with ToolClient.in_process() as tools:
+        started = time.perf_counter()
+        records = await run_samples(samples, backend, tools, AgentConfig(task=1),
+                                    RunOptions(out=out, concurrency=concurrency, progress=False))
+        seconds = time.perf_counter() - started
+    assert all(r["answer"] == "yes" and r["agent"] == "main" for r in records.values()), "bench run failed"
+    return seconds
+
+
+def gemini(vendor: FakeVendor):
+    return create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
+                                                   api_key="bench", max_retries=0))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per fake API request (default 0.2)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--per-worker", type=int, default=4, help="samples per worker in each run (default 4)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per setting; the median is shown")
+    parser.add_argument("--size", type=int, default=256, help="probe image side in pixels (default 256)")
+    args = parser.parse_args(argv)
+    quiet_http_logs()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        most = max(args.concurrency) * args.per_worker
+        generate("illusions", n=most, seed=0, size=args.size, out=work / "probes", progress=False)
+        probes = list(load_dataset(work / "probes"))
+
+        print(f"fake Gemini API, {args.latency * 1000:.0f} ms per request, 2 requests per sample, "
+              f"median of {args.repeat} runs, {args.size}px probes\n")
+        print("| concurrency | samples | median s | samples/s | ideal samples/s | of ideal | speed-up vs K=1 |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        base = None
+        with FakeVendor("gemini", script, latency=args.latency) as vendor:
+            backend = gemini(vendor)
+            for k in args.concurrency:
+                samples = probes[: k * args.per_worker]
+                seconds = statistics.median(asyncio.run(timed_run(samples, backend, k, work))
+                                            for _ in range(args.repeat))
+                rate = len(samples) / seconds
+                ideal = k / (2 * args.latency)
+                base = base or rate
+                print(f"| {k} | {len(samples)} | {seconds:.2f} | {rate:.2f} | {ideal:.1f} | {rate / ideal:.0%} | "
+                      f"{rate / base:.1f}x |")
+
+        samples = probes[:16]
+        print("\nagent overhead per sample (concurrency 1, zero latency, 16 samples, median of runs)\n")
+        print("| backend | ms per sample | ratio vs function |")
+        print("|---|---:|---:|")
+        rows = []
+        with FakeVendor("gemini", script) as vendor:
+            for name, backend in (("function (in-process)", FunctionBackend(decide)),
+                                  ("gemini SDK -> loopback HTTP", gemini(vendor))):
+                seconds = statistics.median(asyncio.run(timed_run(samples, backend, 1, work))
+                                            for _ in range(args.repeat))
+                rows.append((name, 1000 * seconds / len(samples)))
+        for name, ms in rows:
+            print(f"| {name} | {ms:.1f} | {ms / rows[0][1]:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

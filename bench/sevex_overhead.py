@@ -1,0 +1,132 @@
+"""SEVEX's own overhead with a zero-latency model: per iteration, per executed sample, per sandbox start.
+
+    python bench/sevex_overhead.py [--iterations 5] [--samples 6] [--repeats 20]
+
+Rows: sandbox start (cold: a fresh interpreter per program; warm: taken from a pool started ahead),
+one executed dev sample (sandbox + tool calls on the in-process server + PNG transfer to the model),
+and one whole exploration iteration (three roles + the dev set), all with scripted models that answer
+instantly, so every millisecond is the framework's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sevex"))
+import scripted_models  # noqa: E402
+
+from trompe_agents.backends.base import BackendOptions  # noqa: E402
+from trompe_agents.datasets.base import Sample  # noqa: E402
+from trompe_agents.plugins import create_backend  # noqa: E402
+from trompe_agents.sevex.evaluate import Runner  # noqa: E402
+from trompe_agents.sevex.explore import ExploreConfig, Explorer  # noqa: E402
+from trompe_agents.sevex.roles import Roles  # noqa: E402
+from trompe_agents.sevex.sandbox import Sandbox  # noqa: E402
+from trompe_agents.sevex.tasks import Task  # noqa: E402
+from trompe_agents.sevex.tree import Implementation  # noqa: E402
+from trompe_agents.toolclient import ToolClient  # noqa: E402
+
+TASK = Task("red-left", "probes", "Is the red square on the left?", "{yes} or {no}", tags=("core",))
+TRIVIAL = "def main(images, question):\n    return 'yes'\n"
+
+
+def samples(folder: Path, n: int) -> list[Sample]:
+    out = []
+    for i in range(n):
+        im = Image.new("RGB", (512, 256), "white")
+        x = 40 if i % 2 == 0 else 400
+        ImageDraw.Draw(im).rectangle([x, 100, x + 60, 160], fill=(255, 0, 0))
+        path = folder / f"s{i}.png"
+        im.save(path)
+        out.append(Sample(f"s{i}", [path], "Is the red square on the left?", "yes" if i % 2 == 0 else "no"))
+    return out
+
+
+def fn_backend(fn):
+    return create_backend("function", BackendOptions(extra={"function": fn}))
+
+
+async def sandbox_starts(repeats: int, warm: int) -> list[float]:
+    box = Sandbox(warm=warm)
+    if warm:
+        box._refill()
+        await asyncio.sleep(1.0)  # let the pool finish starting, as it would between programs
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        await box.run(TRIVIAL, "", [], "", {}, {})
+        times.append(time.perf_counter() - start)
+        if warm:
+            await asyncio.sleep(0.2)  # the pool refills in the background while the model thinks
+    await box.close()
+    return times
+
+
+async def per_sample(data: list[Sample], repeats: int) -> list[float]:
+    impl = Implementation(scripted_models.CODE["crop"], "{question}")
+    box = Sandbox(warm=2)
+    times = []
+    async with ToolClient.in_process() as tools:
+        runner = await Runner.create(tools, fn_backend(scripted_models.target), TASK, box, 1)
+        for i in range(repeats):
+            start = time.perf_counter()
+            await runner.run_sample(impl, data[i % len(data)])
+            times.append(time.perf_counter() - start)
+    await box.close()
+    return times
+
+
+async def per_iteration(data: list[Sample], iterations: int, folder: Path) -> list[float]:
+    box = Sandbox(warm=2)
+    async with ToolClient.in_process() as tools:
+        runner = await Runner.create(tools, fn_backend(scripted_models.target), TASK, box, 4)
+        explorer = Explorer(folder, runner, Roles(fn_backend(scripted_models.explorer), "t"), data,
+                            ExploreConfig(iterations=0), progress=False)
+        await explorer.run()
+        times = []
+        for i in range(1, iterations + 1):
+            explorer.config.iterations = i
+            start = time.perf_counter()
+            await explorer.run(resume=True)
+            times.append(time.perf_counter() - start)
+    await box.close()
+    return times
+
+
+def row(name: str, times: list[float], base: float | None) -> str:
+    med = statistics.median(times) * 1000
+    ratio = f"{med / base:6.2f}" if base else "     -"
+    return f"| {name:<44} | {med:9.1f} | {min(times) * 1000:9.1f} | {max(times) * 1000:9.1f} | {ratio} |"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--samples", type=int, default=6)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = samples(Path(tmp), args.samples)
+        cold = await sandbox_starts(args.repeats, warm=0)
+        warm = await sandbox_starts(args.repeats, warm=2)
+        sample = await per_sample(data, args.repeats)
+        iteration = await per_iteration(data, args.iterations, Path(tmp) / "run")
+    base = statistics.median(cold) * 1000
+    print("| what (zero-latency models)                   | median ms |    min ms |    max ms | / cold |")
+    print("|----------------------------------------------|-----------|-----------|-----------|--------|")
+    print(row("sandbox start, cold (fresh interpreter)", cold, base))
+    print(row("sandbox start, warm pool", warm, base))
+    print(row("one dev sample (sandbox+crop+ask, 512x256)", sample, base))
+    print(row(f"one iteration ({args.samples} dev samples, 3 roles)", iteration, base))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,106 @@
+"""Reference marks drawn on a copy of an image: lines, rectangles, circles, text."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+from trompe_server import (
+    Box,
+    Color,
+    ImageId,
+    Point,
+    ToolContext,
+    ToolInputError,
+    ToolOutput,
+    check_box,
+    check_point,
+    check_range,
+)
+
+from .marks import Fill, Width, check_width, composite, ink, label, new_layer
+
+LineEnd = Annotated[list[float], Field(min_length=2, max_length=2,
+                                       description="[x, y] in pixels; may lie outside the image (clipped)")]
+MAX_TEXT = 200
+
+
+def _fill(fill: str | None):
+    return None if fill is None else ink(fill, "fill")
+
+
+def draw_line(ctx: ToolContext, image: ImageId, start: LineEnd, end: LineEnd, color: Color = "red",
+              width: Width = 2) -> ToolOutput:
+    """Draw a straight line, e.g. a reference to judge whether an edge is straight, parallel or aligned.
+
+    The line is exact (no anti-aliasing) and centred on the segment start-end. Ends may lie outside the
+    image by up to the image's size (the line is clipped), so a reference can cross the whole picture;
+    the line must touch the image.
+    """
+    im = ctx.image(image)
+    reach = max(im.size)
+    x0, y0 = check_point(start, im.size, "start", margin=reach)
+    x1, y1 = check_point(end, im.size, "end", margin=reach)
+    rgba, width = ink(color), check_width(width)
+    if (x0, y0) == (x1, y1):
+        raise ToolInputError("end", f"{list(end)} equals start; accepted: a point different from start")
+    layer, draw = new_layer(im)
+    draw.line([(x0, y0), (x1, y1)], fill=rgba, width=width)
+    out = composite(im, layer, "start/end")
+    return ToolOutput(f"line ({x0:g}, {y0:g})-({x1:g}, {y1:g}) {color} width {width} on {image}", out)
+
+
+def draw_rectangle(ctx: ToolContext, image: ImageId, box: Box, color: Color = "red", width: Width = 2,
+                   fill: Fill = None) -> ToolOutput:
+    """Outline (and optionally fill) a box, to mark a region or frame one for later comparison.
+
+    The outline lies inside the box, so the same box passed to crop contains it.
+    """
+    im = ctx.image(image)
+    x0, y0, x1, y1 = check_box(box, im.size)
+    rgba, width, fill_rgba = ink(color), check_width(width), _fill(fill)
+    layer, draw = new_layer(im)
+    draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=rgba, width=width, fill=fill_rgba)
+    out = composite(im, layer, "box")
+    filled = f", filled {fill}" if fill else ""
+    return ToolOutput(f"rectangle [{x0}, {y0}, {x1}, {y1}] {color} width {width}{filled} on {image}", out)
+
+
+def draw_circle(ctx: ToolContext, image: ImageId, center: Point,
+                radius: Annotated[float, Field(description="radius in pixels, 1 to the image's longer side")],
+                color: Color = "red", width: Width = 2, fill: Fill = None) -> ToolOutput:
+    """Draw a circle around a point, to mark a feature or compare apparent sizes.
+
+    The outline lies inside the radius; the centre must lie within the image.
+    """
+    im = ctx.image(image)
+    cx, cy = check_point(center, im.size, "center")
+    radius = check_range(radius, 1, max(im.size), "radius")
+    rgba, width, fill_rgba = ink(color), check_width(width), _fill(fill)
+    layer, draw = new_layer(im)
+    draw.ellipse((cx - radius, cy - radius, cx + radius, cy + radius), outline=rgba, width=width, fill=fill_rgba)
+    out = composite(im, layer, "center")
+    filled = f", filled {fill}" if fill else ""
+    return ToolOutput(f"circle at ({cx:g}, {cy:g}) radius {radius:g} {color} width {width}{filled} on {image}",
+                      out)
+
+
+def draw_text(ctx: ToolContext, image: ImageId,
+              position: Annotated[Point, Field(description="[x, y] of the text's top-left corner, in pixels")],
+              text: Annotated[str, Field(description=f"the text, 1 to {MAX_TEXT} characters; '\\n' breaks lines")],
+              color: Color = "red",
+              size: Annotated[int, Field(description="text height in pixels, 8 to 200")] = 16) -> ToolOutput:
+    """Write a short label on the image, e.g. to name marked regions; it gets a contrasting outline."""
+    im = ctx.image(image)
+    x, y = check_point(position, im.size, "position")
+    if not 1 <= len(text) <= MAX_TEXT or not text.strip():
+        raise ToolInputError("text", f"has {len(text)} characters; accepted: 1 to {MAX_TEXT}, not only spaces")
+    rgba, size = ink(color), int(check_range(size, 8, 200, "size"))
+    layer, draw = new_layer(im)
+    bbox = label(draw, (x, y), text, size, rgba)
+    out = composite(im, layer, "position")
+    return ToolOutput(f"text {text!r} at ({x:g}, {y:g}) {color} size {size} on {image}", out,
+                      {"text_box": list(bbox)})
+
+
+TOOLS = [draw_line, draw_rectangle, draw_circle, draw_text]

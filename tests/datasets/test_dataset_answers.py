@@ -1,0 +1,113 @@
+"""Answer extraction per benchmark: tables of real model phrasings plus properties over generated text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trompe_agents.datasets.answers import EXTRACTORS, extract, is_correct, normalise
+
+TABLE = [
+    ("blink", "(B)", "B"),
+    ("blink", "The answer is (C).", "C"),
+    ("blink", "Answer: A", "A"),
+    ("blink", "b", "B"),
+    ("blink", "I cannot tell.", None),
+    ("datacv1", "<reasons>The lines are equal.</reasons><answer>1</answer>", "yes"),
+    ("datacv1", "<reasons>no</reasons>\n<answer> 0 </answer>", "no"),
+    ("datacv1", "Yes, they are the same.", "yes"),
+    ("datacv2", "<answer>D</answer>", "D"),
+    ("hallusionbench", "No, the left line is longer.", "no"),
+    ("hallusionbench", "Both yes and no.", None),
+    ("count", "I count {4} squares.", "4"),
+    ("count", "There are three crossings.", "3"),
+    ("count", "Crossing at x=2 and x=5, so {2}", "2"),
+    ("rows_columns", "rows={5} columns={6}", "5,6"),
+    ("rows_columns", "(7, 3)", "7,3"),
+    ("rows_columns", "The table has 4 rows and 9 columns.", "4,9"),
+    ("letter", "The circled letter is 'q'.", "q"),
+    ("letter", "{K}", "K"),
+    ("blindtest", "{Yes}", "yes"),
+    ("blindtest", "{3} {4}", "3,4"),
+    ("blindtest", "rows={2} columns={8}", "2,8"),
+    ("blindtest", "No intersections at all: {0}", "0"),
+    ("blindtest", "{k}", "k"),
+    ("blindtest", "The letter is \"e\".", "e"),
+    ("probes", "No. The circles are the same size.", "no"),
+    ("generic", "<answer>Blue.</answer>", "blue"),
+]
+
+
+@pytest.mark.parametrize("fmt, text, expected", TABLE)
+def test_extraction_table(fmt, text, expected):
+    assert extract(fmt, text) == expected
+
+
+@pytest.mark.parametrize("fmt, gold, text, correct", [
+    ("blindtest", "2", "They cross {2} times", True),
+    ("blindtest", "2", "They cross {1} time", False),
+    ("blindtest", "no", "No, they do not touch. {No}", True),
+    ("blindtest", "0", "No, they never cross: {0}", True),  # the gold answer's shape picks the extractor
+    ("blindtest", "o", "{O}", False),  # letters keep their case
+    ("blindtest", "rows=3, columns=4", "rows={3} columns={4}", True),
+    ("blink", "(A)", "(A) the first one", True),
+    ("datacv1", "1", "<answer>0</answer>", False),
+    ("datacv2", "C", "<answer>C</answer>", True),
+])
+def test_is_correct(fmt, gold, text, correct):
+    assert is_correct(fmt, text, gold) is correct
+
+
+@pytest.mark.parametrize("fmt, raw, gold", [
+    ("blink", "(A)", "A"), ("datacv1", "1", "yes"), ("datacv1", 0, "no"), ("hallusionbench", "Yes", "yes"),
+    ("blindtest", "Yes", "yes"), ("blindtest", "03", "3"), ("blindtest", "rows=5, columns=6", "5,6"),
+    ("blindtest", "k", "k"),
+])
+def test_normalise_gold_answers(fmt, raw, gold):
+    assert normalise(fmt, raw) == gold
+
+
+def test_unknown_format_and_invalid_gold_are_errors():
+    with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'"):
+        extract("mcq", "A")
+    with pytest.raises(ValueError, match="'maybe' is not a valid datacv1 answer"):
+        normalise("datacv1", "maybe")
+
+
+plain = st.text(alphabet=st.characters(blacklist_characters="{}()0123456789<>"), max_size=40)
+plain_words = plain.filter(lambda t: not any(w in t.lower() for w in ("yes", "no", "row", "column", "answer")))
+
+
+@given(st.sampled_from(sorted(EXTRACTORS) + ["blindtest", "blink", "datacv1"]), st.text(max_size=60))
+def test_extractors_are_idempotent(fmt, text):
+    """SEVEX scores an already extracted answer, so extracting twice must change nothing."""
+    once = extract(fmt, text)
+    if once is not None:
+        assert extract(fmt, once) == once
+
+
+@given(st.integers(0, 10_000), plain, plain)
+def test_count_in_braces_wins_over_surrounding_text(n, before, after):
+    assert extract("count", f"{before} {{{n}}} {after}") == str(n)
+    assert is_correct("blindtest", f"{before} {{{n}}} {after}", str(n))
+
+
+@given(st.sampled_from("ABCD"), plain_words, plain_words)
+def test_blink_letter_in_parentheses(letter, before, after):
+    assert extract("blink", f"{before} ({letter}) {after}") == letter
+
+
+@given(st.integers(1, 30), st.integers(1, 30), plain_words)
+def test_rows_columns_in_benchmark_format(rows, cols, before):
+    text = f"{before} rows={{{rows}}} columns={{{cols}}}"
+    assert extract("blindtest", text) == f"{rows},{cols}"
+    assert is_correct("blindtest", text, f"{rows},{cols}")
+
+
+@given(st.one_of(st.integers(0, 99).map(str), st.sampled_from(["yes", "no"]),
+                 st.tuples(st.integers(1, 20), st.integers(1, 20)).map(lambda p: f"{p[0]},{p[1]}"),
+                 st.sampled_from("abcxyzABQ")))
+def test_a_gold_answer_scores_itself(gold):
+    assert is_correct("blindtest", gold, gold)
+    assert is_correct("probes", normalise("probes", gold), gold)

@@ -1,0 +1,51 @@
+"""`illusion-agent` commands as a person types them: ask, run, report, submit."""
+
+from pathlib import Path
+
+import pytest
+
+from trompe_agents.illusion.cli import main
+from trompe_agents.illusion.runner import read_results
+from trompe_agents.trace import read_events
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(autouse=True)
+def scripted_on_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE))
+
+
+@pytest.mark.parametrize("order", ["global-first", "global-after"])
+def test_ask_prints_answer_reasons_and_trace(probes, tmp_path, capsys, order):
+    backend = ["--backend", "function", "--model", "scripted:line_then_yes"]
+    ask = ["ask", str(probes[0].images[0]), probes[0].question, "--trace", str(tmp_path / "t")]
+    assert main(backend + ask if order == "global-first" else ask + backend) == 0
+    out = capsys.readouterr().out
+    assert "answer: yes" in out and "reasons: the reference line shows it" in out
+    assert f"trace: {tmp_path / 't' / 'trace.jsonl'}" in out and "answered by: main agent" in out
+    assert [e["event"] for e in read_events(tmp_path / "t")].count("tool_result") == 1
+
+
+def test_ask_names_a_missing_image(tmp_path):
+    with pytest.raises(SystemExit, match="image: no such file"):
+        main(["--backend", "function", "--model", "scripted:line_then_yes", "ask", str(tmp_path / "x.png"), "Q?"])
+
+
+def test_run_report_submit(probe_dir, probes, tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["run", "--dataset", str(probe_dir), "--task", "1", "--out", str(out), "--limit", "4",
+            "--backend", "function", "--model", "scripted:line_then_yes", "--no-progress", "--normalize",
+            "--max-rounds", "5"]
+    assert main(args) == 0
+    assert "4 results" in capsys.readouterr().out
+    records = read_results(out)
+    assert len(records) == 4
+    first = read_events(out / records[probes[0].id]["trace"])
+    assert any(e["event"] == "normalize" for e in first)
+    assert [e for e in first if e["event"] == "start"][0]["max_rounds"] == 5
+    assert main(["report", str(out)]) == 0
+    assert (out / "report" / "index.html").is_file()
+    assert main(["submit", str(out), "--format", "datacv"]) == 0
+    rows = (out / "submission_datacv_task1.txt").read_text().splitlines()
+    assert rows == [f"{i} 1" for i in range(4)] + [f"{i} -1" for i in range(4, 8)]

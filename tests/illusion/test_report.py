@@ -1,0 +1,103 @@
+"""The HTML report: tool-use chart with the right bars, accuracy tables, one page per sample with images."""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from trompe_agents.backends.function import FunctionBackend, tool_call
+from trompe_agents.illusion.agent import AgentConfig
+from trompe_agents.illusion.report import write_report
+from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.toolclient import ToolClient
+
+
+class Page(HTMLParser):
+    """Collects the elements the tests look at."""
+
+    def __init__(self):
+        super().__init__()
+        self.svg: str | None = None
+        self.bars: dict[str, dict[str, float]] = {}
+        self.images: list[str] = []
+        self.links: list[str] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.svg = a.get("id")
+        elif tag == "rect" and "bar" in a.get("class", ""):
+            self.bars.setdefault(self.svg, {})[a["data-label"]] = float(a["data-value"])
+        elif tag == "img":
+            self.images.append(a["src"])
+        elif tag == "a":
+            self.links.append(a["href"])
+        elif tag == "table" and a.get("data-group"):
+            self._table = a["data-group"]
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[self._table][-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def varied_tools(messages, tools):
+    """Sample k draws a line; even k also crops; k divisible by 4 also compares; answers by parity."""
+    k = int(re.search(r"sample (\d+)", messages[1].text).group(1))
+    done = {m.tool_name for m in messages if m.role == "tool"}
+    plan = ["draw_line"] + (["crop"] if k % 2 == 0 else []) + (["compare_crops"] if k % 4 == 0 else [])
+    args = {"draw_line": {"image": "original", "start": [0, 2], "end": [30, 2]},
+            "crop": {"image": "original", "box": [0, 0, 32, 32], "zoom": 2},
+            "compare_crops": {"crops": [{"image": "original", "box": [0, 0, 16, 16]},
+                                        {"image": "original", "box": [16, 16, 32, 32]}]}}
+    todo = [name for name in plan if name not in done]
+    if todo:
+        return tool_call(todo[0], **args[todo[0]])
+    return {"reasons": f"sample {k}", "answer": "yes" if k % 2 else "no"}
+
+
+async def test_report_charts_tool_use_and_pages_each_sample(probes, tmp_path):
+    for k, sample in enumerate(probes):
+        sample.question = f"(sample {k}) {sample.question}"
+    out = tmp_path / "run"
+    async with ToolClient.in_process() as tools:
+        await run_samples(probes, FunctionBackend(varied_tools), tools, AgentConfig(task=1),
+                          RunOptions(out=out, progress=False))
+    index = write_report(out)
+    page = Page()
+    page.feed(index.read_text())
+    assert page.bars["tool-use"] == {"draw_line": 1.0, "crop": 0.5, "compare_crops": 0.25}
+    rounds = {int(k): v for k, v in page.bars["rounds"].items()}
+    assert rounds == {2: 4, 3: 2, 4: 2}  # one round per tool call plus the answer
+    stimulus = {row[0]: row[1:] for row in page.tables["stimulus"][1:]}
+    assert set(stimulus) == {"genuine", "counterfactual"}
+    yes_rate = {name: float(row[2].rstrip("%")) for name, row in stimulus.items()}
+    assert all(0 <= v <= 100 for v in yes_rate.values())
+    families = {row[0] for row in page.tables["family"][1:]}
+    assert families == {s.metadata["family"] for s in probes}
+    right = sum((("yes" if k % 2 else "no") == s.answer) for k, s in enumerate(probes))
+    assert f"{right / len(probes):.1%} ({right}/{len(probes)} labelled)" in index.read_text()
+
+    sample_pages = [link for link in page.links if link.startswith("samples/")]
+    assert len(set(sample_pages)) == len(probes)
+    first = Page()
+    first_path = index.parent / f"samples/{probes[0].id}.html"
+    first.feed(first_path.read_text())
+    assert {Path(src).name for src in first.images} >= {"original.png", "img_001.png", "img_002.png",
+                                                        "img_003.png"}
+    for src in first.images:
+        assert (first_path.parent / src).resolve().is_file(), src
+    assert "compare_crops" in first_path.read_text() and "final answer from main" in first_path.read_text()

@@ -1,0 +1,115 @@
+"""Batch runs end to end: a probe set through a fake Gemini API, scoring, resume after a real kill."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from trompe_agents.backends.base import BackendOptions
+from trompe_agents.backends.function import FunctionBackend
+from trompe_agents.illusion.agent import AgentConfig
+from trompe_agents.illusion.pricing import PRICES
+from trompe_agents.illusion.runner import RunOptions, read_meta, read_results, run_samples
+from trompe_agents.plugins import create_backend
+from trompe_agents.testing import FakeVendor, call, final, tool_results
+from trompe_agents.toolclient import ToolClient
+from trompe_agents.trace import read_events
+
+from .scripted import LINE, line_then_yes
+
+HERE = Path(__file__).parent
+
+
+def gemini_script(body, n):
+    """First turn of each sample: a reference line on the original; after the tool result: 'yes'."""
+    if tool_results("gemini", body):
+        return final('{"reasons": "compared with the reference", "answer": "yes"}')
+    return call("draw_line", **LINE)
+
+
+async def test_probe_run_through_fake_gemini_traces_images_and_scores(probes, tmp_path):
+    out = tmp_path / "run"
+    with FakeVendor("gemini", gemini_script) as vendor:
+        backend = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
+                                                          api_key="test", max_retries=0))
+        async with ToolClient.in_process() as tools:
+            records = await run_samples(probes, backend, tools, AgentConfig(task=1),
+                                        RunOptions(out=out, concurrency=4, progress=False))
+    assert len(vendor.requests) == 2 * len(probes)
+    assert len(records) == len(probes) == len(read_results(out))
+    for sample in probes:
+        record = records[sample.id]
+        assert record["answer"] == "yes" and record["agent"] == "main"
+        assert record["correct"] is (sample.answer == "yes")  # scored against the probe's ground truth
+        assert record["family"] == sample.metadata["family"]
+        assert record["counterfactual"] == sample.metadata["counterfactual"]
+        images = out / record["trace"] / "images"
+        original = np.asarray(Image.open(sample.images[0]).convert("RGB"))
+        assert np.array_equal(np.asarray(Image.open(images / "original.png").convert("RGB")), original)
+        drawn = np.asarray(Image.open(images / "img_001.png").convert("RGB"))
+        assert tuple(drawn[5, 20]) == (255, 0, 0)  # the scripted reference line is where it was asked for
+        untouched = np.ones(original.shape[:2], bool)
+        untouched[4:7, :42] = False
+        assert np.array_equal(drawn[untouched], original[untouched])
+        usage = record["usage"]
+        assert (usage["input_tokens"], usage["output_tokens"], usage["reasoning_tokens"]) == (200, 40, 10)
+        price_in, price_out = PRICES["gemini-3-flash-preview"]
+        assert abs(record["cost"] - (200 * price_in + 50 * price_out) / 1e6) < 1e-12
+    assert {s.answer for s in probes} == {"yes", "no"}  # both outcomes were really scored
+    meta = read_meta(out)
+    assert meta["backend"] == "gemini" and meta["normalize"] is False and set(meta["prompts"]) >= {"task1"}
+
+
+async def test_per_sample_errors_are_recorded_and_the_run_goes_on(probes, tmp_path):
+    probes[2].images = [tmp_path / "vanished.png"]
+    out = tmp_path / "run"
+    async with ToolClient.in_process() as tools:
+        records = await run_samples(probes[:4], FunctionBackend(line_then_yes), tools, AgentConfig(task=1),
+                                    RunOptions(out=out, concurrency=2, progress=False))
+    assert len(records) == 4
+    broken = records[probes[2].id]
+    assert broken["answer"] is None and "vanished.png" in broken["error"] and broken["error_kind"] == "run"
+    assert all(records[s.id]["answer"] == "yes" for s in probes[:4] if s is not probes[2])
+
+
+def run_cli(probe_dir, out, *extra):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
+           "--model", "scripted:slow_line_then_yes", "run", "--dataset", str(probe_dir), "--task", "1",
+           "--out", str(out), "--concurrency", "2", "--no-progress", *extra]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def lines(out):
+    path = out / "results.jsonl"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes, tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli(probe_dir, out)
+    deadline = time.monotonic() + 60
+    while len(lines(out)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = [json.loads(line) for line in lines(out)]
+    assert 3 <= len(before) < len(probes), "the kill should land mid-run"
+
+    proc = run_cli(probe_dir, out)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr.decode()
+    after = [json.loads(line) for line in lines(out)]
+    assert sorted(r["id"] for r in after) == sorted(s.id for s in probes)  # each sample exactly once
+    assert after[: len(before)] == before  # finished samples were neither repeated nor rewritten
+    for record in after:
+        events = read_events(out / record["trace"])
+        assert [e["event"] for e in events].count("final") == 1  # an interrupted trace was started afresh
+    assert len(read_meta(out)["invocations"]) == 2
+    assert "8 results" in stdout.decode()

@@ -1,0 +1,148 @@
+"""Every limit: its default, how to set it, and what happens at it (error, spill or eviction)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.conftest import data_url, gradient
+from tests.server.conftest import same_pixels
+from trompe_server.cli import build_parser, config_from_args
+from trompe_server.limits import GiB, MiB, Limits
+
+pytestmark = pytest.mark.anyio
+DOC = Path(__file__).parents[2] / "docs" / "readme" / "10-server.md"
+
+
+async def open_with(client, im=None) -> str:
+    result = await client.call_tool("open_session", {"source": data_url(im or gradient())})
+    assert not result.is_error, result.content[0].text
+    return result.structured_content["session"]
+
+
+async def crop(client, session, box=(0, 0, 64, 48), zoom=1.0, image="original"):
+    return await client.call_tool("crop", {"session": session, "image": image, "box": list(box), "zoom": zoom})
+
+
+async def listing(client, session):
+    return (await client.call_tool("list_images", {"session": session})).structured_content
+
+
+async def test_max_pixels_refuses_output_and_keeps_session(test_app):
+    async with Client(test_app(limits=Limits(max_pixels=5000)).mcp) as client:
+        session = await open_with(client)
+        before = await listing(client, session)
+        result = await client.call_tool("stack_images", {"session": session, "images": ["original"] * 2})
+        assert result.is_error
+        assert "output: 64x96 = 6144 pixels is over the 5000 pixel limit (max_pixels)" in result.content[0].text
+        assert await listing(client, session) == before
+        assert (await crop(client, session, (0, 0, 10, 10))).structured_content["image"] == "img_001"
+
+
+async def test_max_pixels_refuses_input(make_app):
+    async with Client(make_app(Limits(max_pixels=1000)).mcp) as client:
+        result = await client.call_tool("open_session", {"source": data_url(gradient())})
+        assert result.is_error and "64x48 = 3072 pixels, over the 1000 pixel limit" in result.content[0].text
+
+
+async def test_max_images_per_session(make_app):
+    async with Client(make_app(Limits(max_images=3)).mcp) as client:
+        session = await open_with(client)
+        for _ in range(2):
+            assert not (await crop(client, session)).is_error
+        result = await crop(client, session)
+        assert result.is_error and "already holds 3 images (max_images)" in result.content[0].text
+
+
+async def test_max_session_bytes(make_app):
+    one = 64 * 48 * 3
+    async with Client(make_app(Limits(max_session_bytes=2 * one)).mcp) as client:
+        session = await open_with(client)
+        assert not (await crop(client, session)).is_error
+        result = await crop(client, session)
+        assert result.is_error
+        assert f"would hold {3 * one} pixel bytes, over the {2 * one} byte limit (max_session_bytes)" in \
+            result.content[0].text
+
+
+async def test_max_sessions_evicts_least_recently_used(make_app):
+    async with Client(make_app(Limits(max_sessions=2)).mcp) as client:
+        first, second = await open_with(client), await open_with(client)
+        await listing(client, first)  # first is now the most recently used
+        third = await open_with(client)
+        assert (await client.call_tool("list_images", {"session": second})).is_error
+        for alive in (first, third):
+            assert not (await client.call_tool("list_images", {"session": alive})).is_error
+
+
+async def test_idle_sessions_expire(make_app):
+    async with Client(make_app(Limits(idle_timeout=0.2)).mcp) as client:
+        session = await open_with(client)
+        await anyio.sleep(0.3)
+        result = await client.call_tool("list_images", {"session": session})
+        assert result.is_error and "idle for 0.2 s are dropped" in result.content[0].text
+
+
+async def test_memory_budget_spills_to_disk_and_keeps_pixels(make_app):
+    one = 64 * 48 * 3
+    app = make_app(Limits(memory_budget=3 * one))
+    async with Client(app.mcp) as client:
+        session = await open_with(client)
+        for i in range(12):
+            assert not (await crop(client, session, (i, 0, 64, 48))).is_error
+            assert app.registry.bytes_in_memory <= 3 * one
+        assert len(list(app.registry._pixels._dir.iterdir())) >= 9
+        for i in range(12):  # spilled images come back exact
+            assert same_pixels(app.registry.load(session, f"img_{i + 1:03d}"), gradient().crop((i, 0, 64, 48)))
+        await client.call_tool("close_session", {"session": session})
+        assert app.registry.bytes_in_memory == 0 and not list(app.registry._pixels._dir.iterdir())
+
+
+async def test_max_inputs(test_app):
+    async with Client(test_app(limits=Limits(max_inputs=2)).mcp) as client:
+        session = await open_with(client)
+        for name in ("b", "c"):
+            await client.call_tool("add_image", {"session": session, "source": data_url(gradient()), "name": name})
+        ok = await client.call_tool("stack_images", {"session": session, "images": ["original", "b"]})
+        assert not ok.is_error and ok.structured_content["parents"] == ["original", "b"]
+        result = await client.call_tool("stack_images", {"session": session, "images": ["original", "b", "c"]})
+        assert result.is_error and "images: one tool call may combine at most 2 images" in result.content[0].text
+
+
+def test_environment_then_flags(monkeypatch):
+    monkeypatch.setenv("TROMPE_MAX_IMAGES", "7")
+    monkeypatch.setenv("TROMPE_MEMORY_BUDGET", "512MiB")
+    monkeypatch.setenv("TROMPE_IDLE_TIMEOUT", "90")
+    monkeypatch.setenv("TROMPE_MAX_PREVIEW_SIDE", "1024")
+    limits = config_from_args(build_parser().parse_args(["--max-images", "9", "--max-session-bytes", "1GiB"])).limits
+    assert (limits.max_images, limits.memory_budget, limits.idle_timeout) == (9, 512 * MiB, 90.0)
+    assert (limits.max_session_bytes, limits.max_preview_side) == (GiB, 1024)
+
+
+def test_bad_limit_values_are_named():
+    with pytest.raises(ValueError, match="max_images: 'lots' is not a number"):
+        Limits.from_env({"TROMPE_MAX_IMAGES": "lots"})
+    with pytest.raises(ValueError, match="max_sessions must be positive"):
+        Limits.from_env({}, max_sessions=0)
+
+
+def test_bad_limit_flag_exits_with_message(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--max-pixels", "huge"])
+    assert "max_pixels: 'huge' is not a number" in capsys.readouterr().err
+
+
+def test_every_limit_is_documented_with_its_default():
+    text = DOC.read_text()
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `--([a-z-]+)`.*$", text, re.M)}
+    for f in fields(Limits):
+        row = rows[f.name.replace("_", "-")]
+        assert f"TROMPE_{f.name.upper()}" in row
+        default = getattr(Limits(), f.name)
+        shown = {1568: "1568", 50_000_000: "50000000", 2 * GiB: "2GiB", GiB: "1GiB", 25 * MiB: "25MiB"}
+        assert shown.get(default, f"{default:g}") in row, (f.name, row)

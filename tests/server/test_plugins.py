@@ -1,0 +1,111 @@
+"""Plugins: discovery of installed distributions, listings, allow-list, tag filter and clear start-up errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from tests.server.conftest import SERVER, ToolkitPlugin, env_with, install_distribution
+from trompe_server import hookimpl
+from trompe_server.app import ServerConfig, create_app
+from trompe_server.errors import PluginConflict, PluginError
+from trompe_server.plugins import collect_tools, plugin_manager
+
+pytestmark = pytest.mark.anyio
+
+
+def server(*args: str, site: Path | None = None, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([SERVER, *args], env=env_with(site, **env), capture_output=True, text=True, timeout=120)
+
+
+def test_installed_distribution_is_discovered(example_site):
+    done = server("--list-tools", site=example_site)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert rows["posterize"].split()[1:3] == ["posterize", "example"]
+    assert "Keep only the top bits of each channel" in rows["posterize"]
+    assert rows["crop"].split()[1:3] == ["draw", "core"]  # the built-ins load through the same group
+
+    listing = {p["name"]: p for p in json.loads(server("--list-plugins", "--json", site=example_site).stdout)}
+    assert listing["posterize"] == {"name": "posterize", "distribution": "trompe-posterize", "version": "0.1.0",
+                                    "tools": ["posterize"]}
+    assert listing["draw"]["distribution"] == "trompe" and "crop" in listing["draw"]["tools"]
+
+
+def test_allow_list_and_tag_filter_from_environment(example_site):
+    done = server("--list-tools", "--json", "--tools", "example", site=example_site, TROMPE_PLUGINS="posterize,draw")
+    assert [(t["name"], t["plugin"], t["tags"]) for t in json.loads(done.stdout)] == \
+        [("posterize", "posterize", ["example"])]
+
+
+def test_same_tool_name_in_two_plugins_is_a_startup_error(tmp_path):
+    package = tmp_path / "src" / "trompe_clash"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from trompe_server import hookimpl\n\n\n"
+        "def crop(ctx, image: str):\n    \"\"\"Another crop.\"\"\"\n\n\n"
+        "@hookimpl\ndef register_tools(register):\n    register(crop)\n")
+    site = install_distribution(tmp_path / "site", "trompe-clash", {"clash": "trompe_clash"}, package)
+    done = server("--list-tools", site=site)
+    assert done.returncode != 0 and not done.stdout
+    assert "tool 'crop' is defined by both plugin" in done.stderr
+    assert "'draw'" in done.stderr and "'clash'" in done.stderr and "--plugins" in done.stderr
+    assert server("--list-tools", "--plugins", "clash", site=site).stdout.split()[:2] == ["crop", "clash"]
+
+
+def test_unknown_plugin_names_are_refused():
+    with pytest.raises(PluginError, match="unknown plugin.* nosuch .*installed: .*draw"):
+        plugin_manager(["draw", "nosuch"])
+    done = server("--list-tools", TROMPE_PLUGINS="nosuch")
+    assert done.returncode != 0 and "unknown plugin(s) nosuch" in done.stderr
+
+
+def test_broken_plugin_names_itself(tmp_path):
+    package = tmp_path / "src" / "trompe_broken"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("import no_such_module_anywhere\n")
+    site = install_distribution(tmp_path / "site", "trompe-broken", {"broken": "trompe_broken"}, package)
+    done = server("--list-tools", "--plugins", "broken", site=site)
+    assert done.returncode != 0
+    assert "plugin 'broken' (trompe_broken) failed to import: ModuleNotFoundError" in done.stderr
+
+
+def test_unknown_tags_are_refused():
+    with pytest.raises(PluginError, match=r"unknown tag\(s\) nosuch in --tools/TROMPE_TOOLS; the loaded plugins provide: .*core"):
+        collect_tools(plugin_manager(), ["core", "nosuch"])
+
+
+async def test_tag_filter_exposes_only_those_tags(make_app):
+    every = collect_tools(plugin_manager())
+    expected = {name for name, spec in every.items() if spec.tags & {"core", "analysis"}}
+    assert expected and expected != set(every)
+    async with Client(make_app(tags=["core", "analysis"]).mcp) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    session_tools = {"open_session", "add_image", "list_images", "view_image", "close_session"}
+    assert names == expected | session_tools
+
+
+async def test_allow_list_in_process(make_app):
+    async with Client(make_app(plugins=["analysis"]).mcp) as client:
+        plugins = {t.meta["plugin"] for t in (await client.list_tools()).tools}
+    assert plugins == {"analysis", "trompe_server"}
+
+
+def test_extra_plugins_register_programmatically_and_conflicts_name_both():
+    app = create_app(ServerConfig(plugins=[], extra_plugins={"testkit": ToolkitPlugin()}))
+    assert {spec.plugin for spec in app.tools.values()} == {"testkit"}
+    app.registry.close()
+
+    class Copycat:
+        @hookimpl
+        def register_tools(self, register):
+            register(lambda ctx, image: None, name="invert_colors")
+
+    with pytest.raises(PluginConflict, match="'invert_colors' is defined by both plugin 'testkit' and plugin "
+                                             "'copycat'|'invert_colors' is defined by both plugin 'copycat' "
+                                             "and plugin 'testkit'"):
+        create_app(ServerConfig(plugins=[], extra_plugins={"testkit": ToolkitPlugin(), "copycat": Copycat()}))

@@ -1,0 +1,103 @@
+"""A real `trompe-server` process over stdio and over streamable HTTP, through the official MCP client."""
+
+from __future__ import annotations
+
+import base64
+import io
+import subprocess
+
+import httpx2
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from PIL import Image
+
+from tests.conftest import gradient, png_bytes, result_image
+from tests.server.conftest import SERVER, env_with, free_port, same_pixels, wait_for_port
+
+pytestmark = pytest.mark.anyio
+TOKEN = "test-token-8f3a"
+
+
+async def exercise(client: Client) -> None:
+    """Open a file by path, crop it, read the full-resolution PNG back: the path every agent takes."""
+    opened = await client.call_tool("open_session", {"source": "photo.png"})
+    assert not opened.is_error, opened.content[0].text
+    session = opened.structured_content["session"]
+    cropped = await client.call_tool("crop", {"session": session, "image": "original", "box": [8, 8, 40, 24]})
+    assert cropped.structured_content["image"] == "img_001"
+    assert same_pixels(result_image(cropped), gradient().crop((8, 8, 40, 24)))
+    blob = (await client.read_resource(f"image://{session}/img_001")).contents[0].blob
+    assert same_pixels(Image.open(io.BytesIO(base64.b64decode(blob))), gradient().crop((8, 8, 40, 24)))
+    bad = await client.call_tool("crop", {"session": session, "image": "original", "box": [40, 8, 8, 24]})
+    assert bad.is_error and "box:" in bad.content[0].text
+    assert not (await client.call_tool("list_images", {"session": session})).is_error
+
+
+async def test_stdio_server_with_an_installed_third_party_plugin(tmp_path, example_site):
+    (tmp_path / "photo.png").write_bytes(png_bytes(gradient()))
+    params = StdioServerParameters(command=SERVER, args=["--root", str(tmp_path)], env=env_with(example_site))
+    async with Client(params) as client:
+        await exercise(client)
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["posterize"].meta == {"tags": ["example"], "plugin": "posterize"}
+        session = (await client.call_tool("open_session", {"source": "photo.png"})).structured_content["session"]
+        result = await client.call_tool("posterize", {"session": session, "image": "original", "bits": 1})
+        assert not result.is_error, result.content[0].text
+        assert set(result_image(result).getdata()) <= {(r, g, b) for r in (0, 128) for g in (0, 128)
+                                                       for b in (0, 128)}
+        bad = await client.call_tool("posterize", {"session": session, "image": "original", "bits": 12})
+        assert bad.is_error and "bits: 12 is out of range; accepted: 1 to 8" in bad.content[0].text
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    """A token-protected HTTP server on a free loopback port, shared by this module's tests; yields its URL."""
+    root = tmp_path_factory.mktemp("http-root")
+    (root / "photo.png").write_bytes(png_bytes(gradient()))
+    port = free_port()
+    proc = subprocess.Popen([SERVER, "--http", "--port", str(port), "--root", str(root)],
+                            env=env_with(TROMPE_TOKEN=TOKEN), stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+async def test_http_server_with_token(http_server):
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        async with Client(streamable_http_client(http_server, http_client=http)) as client:
+            await exercise(client)
+
+
+@pytest.mark.parametrize("headers", [{"Authorization": "Bearer wrong"}, {}])
+async def test_http_refuses_missing_or_wrong_token(http_server, headers):
+    with pytest.RaisesGroup(pytest.RaisesExc(MCPError), flatten_subgroups=True):
+        async with create_mcp_http_client(headers=headers) as http:
+            async with Client(streamable_http_client(http_server, http_client=http)) as client:
+                await client.list_tools()
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(http_server, headers=headers, json={"jsonrpc": "2.0", "id": 1,
+                                                                       "method": "tools/list"})
+    assert response.status_code == 401 and "bearer token" in response.text
+
+
+@pytest.mark.parametrize("header, value, status", [("Host", "evil.example", 421),
+                                                   ("Origin", "http://evil.example", 403)])
+async def test_http_dns_rebinding_protection(http_server, header, value, status):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream", header: value}
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(http_server, headers=headers, json={"jsonrpc": "2.0", "id": 1,
+                                                                       "method": "tools/list"})
+    assert response.status_code == status, response.text
+
+
+def test_non_loopback_bind_needs_a_token():
+    done = subprocess.run([SERVER, "--http", "--host", "0.0.0.0", "--port", str(free_port())], env=env_with(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "refusing to bind 0.0.0.0: a non-loopback host needs a bearer token (--token or TROMPE_TOKEN)" \
+        in done.stderr

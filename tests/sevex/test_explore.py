@@ -1,0 +1,173 @@
+"""A full small exploration with scripted models: growth, back-propagation, best node, apply, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+
+from trompe_agents.backends.base import BackendOptions
+from trompe_agents.datasets.base import Sample
+from trompe_agents.datasets.jsonl import write_jsonl
+from trompe_agents.plugins import create_backend
+from trompe_agents.sevex.evaluate import Runner
+from trompe_agents.sevex.explore import ExploreConfig, Explorer, RunExists
+from trompe_agents.sevex.roles import Roles
+from trompe_agents.sevex.sandbox import Sandbox
+from trompe_agents.sevex.tasks import Task
+from trompe_agents.toolclient import ToolClient
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import scripted_models  # noqa: E402
+
+TASK = Task("red-left", "probes", "Say whether the red square is on the left half of the image.",
+            "{yes} or {no}", tags=("core",))
+
+
+@pytest.fixture
+def dev_set(tmp_path) -> Path:
+    """Six 64x32 images, red square left in samples 0, 2, 4 (gold yes) and right in 1, 3, 5 (gold no)."""
+    samples = []
+    for i in range(6):
+        im = Image.new("RGB", (64, 32), "white")
+        x = 4 if i % 2 == 0 else 44
+        ImageDraw.Draw(im).rectangle([x, 10, x + 10, 20], fill=(255, 0, 0))
+        path = tmp_path / "data" / f"s{i}.png"
+        path.parent.mkdir(exist_ok=True)
+        im.save(path)
+        samples.append(Sample(f"s{i}", [path], "Is the red square on the left?", "yes" if i % 2 == 0 else "no"))
+    write_jsonl(samples, tmp_path / "data" / "probes.jsonl")
+    return tmp_path / "data" / "probes.jsonl"
+
+
+def backend(fn):
+    return create_backend("function", BackendOptions(extra={"function": fn}))
+
+
+async def explore(out: Path, dev_file: Path, iterations: int, **config):
+    from trompe_agents.datasets import load_dataset
+
+    dev = list(load_dataset(dev_file))
+    sandbox = Sandbox(warm=1)
+    async with ToolClient.in_process() as tools:
+        runner = await Runner.create(tools, backend(scripted_models.target), TASK, sandbox, concurrency=3)
+        explorer = Explorer(out, runner, Roles(backend(scripted_models.explorer), "target"), dev,
+                            ExploreConfig(iterations=iterations, **config), progress=False)
+        try:
+            best = await explorer.run(resume=(out / "state.json").exists())
+        finally:
+            await sandbox.close()
+    return explorer, best
+
+
+async def test_exploration_grows_the_tree_and_finds_the_crop_idea(tmp_path, dev_set):
+    explorer, best = await explore(tmp_path / "run", dev_set, iterations=5)
+    tree = explorer.tree
+    root = tree.root
+    assert root.reward == 0.5  # the fooled target always says yes: 3 of 6
+    executed = tree.executed()
+    assert len(executed) == 6  # root + one node per iteration
+    assert sorted(n.iteration for n in executed) == [0, 1, 2, 3, 4, 5]
+    # The infeasible idea was rejected, never added.
+    assert not any("teleporter" in n.idea for n in tree.nodes.values())
+    # Every successfully executed node keeps k=3 unexecuted children.
+    for node in executed:
+        if not node.experiment.failure and node.experiment.reward > 0:
+            assert sum(not c.executed for c in tree.children(node.id)) == 3, node.idea
+    # The sandbox escape failed its node (every sample forbidden) and the search went on.
+    secret = next(n for n in executed if "secret" in n.idea)
+    assert secret.reward == 0 and all(r["error_kind"] == "forbidden" for r in secret.experiment.results)
+    # Crop-the-left-half answers every sample correctly and is the best node.
+    assert "Crop the left half" in best.idea and best.reward == 1.0
+    # Semantic back-propagation: the insights of every executed descendant reached the root.
+    for node in executed[1:]:
+        for insight in node.experiment.insights:
+            assert any(insight in received for received in root.received_insights)
+    # Representative images were saved for the analyst and exist on disk.
+    assert best.experiment.images and all(Path(p).exists() for p in best.experiment.images)
+    # Checkpoint files describe the same tree.
+    saved = json.loads((tmp_path / "run" / "tree.json").read_text())
+    assert len(saved["nodes"]) == len(tree.nodes)
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert state["iteration"] == 5 and [h["best"] for h in state["history"]] == sorted(
+        h["best"] for h in state["history"])
+
+
+async def test_no_backprop_keeps_insights_on_their_node(tmp_path, dev_set):
+    explorer, _ = await explore(tmp_path / "run", dev_set, iterations=3, backprop=False)
+    assert all(not n.received_insights for n in explorer.tree.nodes.values())
+
+
+async def test_no_tree_refines_a_single_chain(tmp_path, dev_set):
+    explorer, _ = await explore(tmp_path / "run", dev_set, iterations=3, tree=False)
+    executed = sorted(explorer.tree.executed(), key=lambda n: n.iteration)
+    for parent, child in zip(executed, executed[1:]):
+        assert child.parent == parent.id
+
+
+async def test_existing_run_needs_resume(tmp_path, dev_set):
+    await explore(tmp_path / "run", dev_set, iterations=1)
+    from trompe_agents.datasets import load_dataset
+
+    async with ToolClient.in_process() as tools:
+        runner = await Runner.create(tools, backend(scripted_models.target), TASK, Sandbox(), 1)
+        explorer = Explorer(tmp_path / "run", runner, Roles(backend(scripted_models.explorer), "t"),
+                            list(load_dataset(dev_set)), ExploreConfig(iterations=2), progress=False)
+        with pytest.raises(RunExists, match="--resume"):
+            await explorer.run(resume=False)
+
+
+def _sevex(*args: str, env=None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "trompe_agents.sevex.cli", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _normalised_tree(run: Path) -> list[dict]:
+    """The tree without absolute paths, so two run folders compare equal."""
+    text = (run / "tree.json").read_text().replace(str(run), "RUN")
+    return json.loads(text)["nodes"]
+
+
+def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set):
+    env = os.environ | {"PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    common = ["--task", "probes", "--dev", str(dev_set), "--explorer-backend", "function", "--explorer-model",
+              "scripted_models:explorer", "--target-backend", "function", "--target-model",
+              "scripted_models:target", "--iterations", "3", "--no-progress", "--concurrency", "2"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    done = _sevex("explore", *common, "--out", str(whole), env=env)
+    assert done.wait(timeout=240) == 0, done.stdout.read()
+    killed = _sevex("explore", *common, "--out", str(cut), env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline:  # kill it once the first iteration's checkpoint is on disk
+        state = cut / "state.json"
+        if state.exists() and json.loads(state.read_text())["iteration"] >= 1:
+            break
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert json.loads((cut / "state.json").read_text())["iteration"] < 3
+    resumed = _sevex("explore", *common, "--out", str(cut), "--resume", env=env)
+    assert resumed.wait(timeout=240) == 0, resumed.stdout.read()
+    assert _normalised_tree(cut) == _normalised_tree(whole)
+    assert "best dev accuracy 1.000" in resumed.stdout.read()
+
+    # apply reproduces the best node's dev accuracy, from the run folder and from the saved prompt folder
+    for source in (cut, cut / "best"):
+        applied = _sevex("apply", str(source), "--dataset", str(dev_set), "--task", "probes", "--target-backend",
+                         "function", "--target-model", "scripted_models:target", "--no-progress", env=env)
+        assert applied.wait(timeout=120) == 0
+        assert "accuracy 1.000 on 6 samples" in applied.stdout.read()
+
+    shown = subprocess.run([sys.executable, "-m", "trompe_agents.sevex.cli", "show", str(cut)], env=env,
+                           capture_output=True, text=True)
+    assert shown.returncode == 0
+    page = (cut / "report.html").read_text()
+    assert page.count("<details") == len(_normalised_tree(cut)) and "best-line" in page

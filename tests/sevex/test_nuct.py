@@ -1,0 +1,81 @@
+"""NUCT priorities against hand-computed values, and the order in which a hand-built tree is explored."""
+
+import math
+
+import pytest
+
+from trompe_agents.sevex.nuct import NUCTParams, normalise_rating, priority, select
+from trompe_agents.sevex.tree import Experiment, SelfEval, Tree
+
+
+def executed(tree, parent, reward, visits, idea="x"):
+    node = tree.add(parent, idea, SelfEval(5, 5, 9))
+    node.experiment = Experiment(reward, [])
+    node.visits = visits
+    return node
+
+
+@pytest.fixture
+def tree():
+    """root (0.5, 3 visits) -> A (0.6, 2 visits) -> A1 (0.7, 1 visit); root -> B, C unexecuted."""
+    t = Tree()
+    root = executed(t, None, 0.5, 3, "root")
+    a = executed(t, root.id, 0.6, 2, "A")
+    executed(t, a.id, 0.7, 1, "A1")
+    t.add(root.id, "B", SelfEval(gain=8, novelty=5, feasibility=9))
+    t.add(root.id, "C", SelfEval(gain=4, novelty=10, feasibility=9))
+    return t
+
+
+def test_executed_node_uses_best_descendant_reward_minus_parent(tree):
+    # (R_max_A - R_root) + 0.5 * sqrt(ln 3 / 2) = (0.7 - 0.5) + 0.5 * 0.741152 = 0.570576
+    assert priority(tree, tree.nodes[1], NUCTParams()) == pytest.approx(0.570576, abs=1e-6)
+
+
+def test_unexecuted_node_uses_gain_novelty_and_saturation(tree):
+    # B: 0.2 * 7/9 + 0.15 * 4/9 + 0.5 * sqrt(ln 3 / 1) = 0.155556 + 0.066667 + 0.524074 = 0.746296
+    assert priority(tree, tree.nodes[3], NUCTParams()) == pytest.approx(0.746296, abs=1e-6)
+    # C: 0.2 * 3/9 + 0.15 * 9/9 + 0.524074 = 0.066667 + 0.15 + 0.524074 = 0.740741
+    assert priority(tree, tree.nodes[4], NUCTParams()) == pytest.approx(0.740741, abs=1e-6)
+
+
+def test_lambdas_scale_their_terms(tree):
+    plain = priority(tree, tree.nodes[3], NUCTParams(lambda_novel=0, lambda_sat=0))
+    assert plain == pytest.approx(0.2 * 7 / 9)
+    no_explore = priority(tree, tree.nodes[1], NUCTParams(lambda_expl=0))
+    assert no_explore == pytest.approx(0.2)
+
+
+def test_saturation_favours_unexecuted_children_of_untried_parents(tree):
+    a1 = tree.nodes[2]
+    fresh = tree.add(a1.id, "A1-child", SelfEval(1, 1, 9))
+    assert priority(tree, fresh, NUCTParams()) == math.inf
+
+
+def test_ratings_are_normalised_to_unit_range():
+    assert [normalise_rating(r) for r in (1, 5.5, 10, 0, 12)] == [0.0, 0.5, 1.0, 0.0, 1.0]
+
+
+def test_selection_order_on_hand_built_tree(tree):
+    params = NUCTParams()
+    # From the root B (0.746) beats C (0.741) and A (0.571).
+    assert [n.idea for n in select(tree, params)] == ["root", "B"]
+    # Once B is tried and scores badly, saturation drops (2 executed siblings) and A's subtree wins:
+    b = tree.nodes[3]
+    b.experiment, b.visits = Experiment(0.1, []), 1
+    tree.nodes[0].visits = 4
+    # A: 0.2 + 0.5*sqrt(ln4/2) = 0.616; C: 0.2167 + 0.5*sqrt(ln4/2) = 0.633 -> C still first
+    assert [n.idea for n in select(tree, params)][-1] == "C"
+    c = tree.nodes[4]
+    c.experiment, c.visits = Experiment(0.2, []), 1
+    tree.nodes[0].visits = 5
+    # Now every root child is executed: A (0.2 + 0.5*sqrt(ln5/2)) beats B and C (negative gains),
+    # and inside A the path goes to A1, whose own children are what is left to try.
+    a1_child = tree.add(2, "deep idea", SelfEval(6, 6, 9))
+    assert [n.idea for n in select(tree, params)] == ["root", "A", "A1", a1_child.idea]
+
+
+def test_r_max_takes_best_of_subtree(tree):
+    assert tree.r_max(1) == 0.7
+    assert tree.r_max(0) == 0.7
+    assert tree.best().idea == "A1"
