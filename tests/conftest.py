@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import io
-
 import pytest
 from mcp import Client
 from PIL import Image
@@ -12,27 +9,12 @@ from PIL import Image
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.limits import Limits
 
+from imagekit import data_url, gradient
+
 
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
-
-
-def png_bytes(im: Image.Image) -> bytes:
-    buf = io.BytesIO()
-    im.save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def data_url(im: Image.Image) -> str:
-    return "data:image/png;base64," + base64.b64encode(png_bytes(im)).decode()
-
-
-def gradient(width: int = 64, height: int = 48) -> Image.Image:
-    """An image whose every pixel differs, so any shift or resample shows."""
-    im = Image.new("RGB", (width, height))
-    im.putdata([((x * 4) % 256, (y * 5) % 256, (x + y) % 256) for y in range(height) for x in range(width)])
-    return im
 
 
 @pytest.fixture
@@ -72,10 +54,3 @@ async def open_image(client):
         return result.structured_content["session"]
 
     return opener
-
-
-def result_image(result) -> Image.Image:
-    """The PNG a tool result carries, decoded."""
-    blocks = [b for b in result.content if b.type == "image"]
-    assert blocks, [b.type for b in result.content]
-    return Image.open(io.BytesIO(base64.b64decode(blocks[0].data)))

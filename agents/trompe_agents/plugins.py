@@ -18,12 +18,18 @@ Factory = Callable[[BackendOptions], Backend]
 
 @functools.cache
 def plugin_manager() -> pluggy.PluginManager:
-    """The manager with every entry-point backend plugin that imports; tests may register more on it."""
+    """The manager backend plugins are loaded into, on demand; tests may register more on it."""
     pm = pluggy.PluginManager("trompe_agents")
     pm.add_hookspecs(hookspecs)
     pm.load_errors = {}  # plugin name -> why it did not load, reported when someone asks for it
+    return pm
+
+
+def _load(only: str | None = None) -> pluggy.PluginManager:
+    """Import the entry-point plugins (just the one named `only`, when given: vendor SDKs are slow to import)."""
+    pm = plugin_manager()
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
+        if (only is not None and ep.name != only) or pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
             continue
         try:
             pm.register(ep.load(), name=ep.name)
@@ -33,16 +39,20 @@ def plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def backend_factories() -> dict[str, Factory]:
-    """name -> factory for every backend the loaded plugins register."""
+def _factories(pm: pluggy.PluginManager) -> dict[str, Factory]:
     factories: dict[str, Factory] = {}
 
     def register(name: str, factory: Factory) -> None:
         factories[name] = factory
 
-    for impl in plugin_manager().hook.register_backends.get_hookimpls():
+    for impl in pm.hook.register_backends.get_hookimpls():
         impl.function(register=register)
     return dict(sorted(factories.items()))
+
+
+def backend_factories() -> dict[str, Factory]:
+    """name -> factory for every backend the installed plugins register."""
+    return _factories(_load())
 
 
 def backend_names() -> list[str]:
@@ -57,7 +67,9 @@ def load_errors() -> dict[str, str]:
 def create_backend(name: str, options: BackendOptions | None = None) -> Backend:
     """A ready backend by name; with `options.record` every request/response is also saved to a cassette."""
     options = options or BackendOptions()
-    factories = backend_factories()
+    factories = _factories(_load(only=name))
+    if name not in factories:
+        factories = backend_factories()
     if name not in factories:
         errors = load_errors()
         if name in errors:

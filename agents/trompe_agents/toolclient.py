@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import shlex
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class ToolClient:
                  label: str = ""):
         self._target = target
         self._app = app  # in-process server we own and must close
+        self._token: str | None = None
         self._stack: AsyncExitStack | None = None
         self._client: Client | None = None
         self.default_tags = default_tags
@@ -70,6 +72,8 @@ class ToolClient:
         from trompe_server.app import ServerConfig, create_app
 
         app = create_app(config or ServerConfig())
+        # A tool error already reaches the model and the trace; don't also print it on the user's terminal.
+        logging.getLogger("mcp.server.mcpserver.server").setLevel(logging.WARNING)
         return cls(app.mcp, app=app, label="in-process")
 
     @classmethod
@@ -83,17 +87,24 @@ class ToolClient:
     @classmethod
     def http(cls, url: str, token: str | None = None) -> ToolClient:
         """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp."""
-        if not token:
-            return cls(url, label=url)
+        client = cls(url, label=url)
+        client._token = token
+        return client
+
+    async def _connect_target(self) -> Any:
+        """What mcp.Client connects to; with a token, an HTTP transport that sends it on every request."""
+        if not self._token:
+            return self._target
         from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-        http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        return cls(streamable_http_client(url, http_client=http_client), label=url)
+        http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {self._token}"})
+        await self._stack.enter_async_context(http_client)
+        return streamable_http_client(self._target, http_client=http_client)
 
     async def __aenter__(self) -> Self:
         self._stack = AsyncExitStack()
         try:
-            self._client = await self._stack.enter_async_context(Client(self._target))
+            self._client = await self._stack.enter_async_context(Client(await self._connect_target()))
         except Exception as exc:
             await self.__aexit__(None, None, None)
             raise ToolClientError(f"cannot reach the tool server ({self.label}): {_leaf_messages(exc)}; check "

@@ -89,7 +89,7 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
     tolerance = int(check_range(tolerance, 0, 255, "tolerance"))
     im = ctx.image(image)
     pixels = np.asarray(im)
-    match = (np.abs(pixels[..., :3].astype(np.int16) - target) < tolerance).all(axis=-1)
+    match = (np.abs(pixels[..., :3].astype(np.int16) - target) <= tolerance).all(axis=-1)
     if output == "mask":
         out = Image.fromarray(np.where(match, 255, 0).astype(np.uint8), "L").convert("RGB")
     else:

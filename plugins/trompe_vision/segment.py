@@ -113,7 +113,8 @@ def segment_and_mark(
     mark: Annotated[Literal["number", "outline", "both"],
                     Field(description="number: tinted regions with numbers; outline: borders only; "
                                       "both")] = "number",
-    min_score: Annotated[float, Field(description="minimum predicted mask quality, 0 to 1")] = 0.5,
+    min_score: Annotated[float, Field(description="minimum predicted mask quality (IoU), 0 to 1; "
+                                                  "SAM's own automatic mask generator uses 0.88")] = 0.88,
 ) -> ToolOutput:
     """Split an image into regions (SAM) and mark them with numbers and/or outlines (Set-of-Mark)."""
     check_range(min_score, 0, 1, "min_score")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import inspect
+import logging
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from .plugins import collect_tools, plugin_manager
 from .registry import ImageRecord, Registry
 from .toolapi import ToolContext, ToolOutput, ToolSpec
 
+logger = logging.getLogger(__name__)
 SessionId = Annotated[str, Field(description="session id returned by open_session")]
 INSTRUCTIONS = """Image tools over an immutable registry. open_session(source) loads an image as 'original'
 and returns a session id; every tool takes that session and image ids, and writes its result as a new image
@@ -148,11 +150,15 @@ class TrompeApp:
 
     @staticmethod
     async def _run(work):
-        """Blocking image work off the event loop; input errors become MCP tool errors."""
+        """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors."""
         try:
             return await anyio.to_thread.run_sync(work)
         except ToolInputError as exc:
             raise ToolError(str(exc)) from None
+        except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
+            logger.exception("tool failed unexpectedly")
+            raise ToolError(f"the tool failed unexpectedly ({type(exc).__name__}: {exc}); nothing was stored, "
+                            "the session is unchanged") from None
 
     # session tools ----------------------------------------------------------
     def _load(self, source: str, argument: str = "source"):

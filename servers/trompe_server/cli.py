@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -88,6 +89,12 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     )
 
 
+def _exit_now(app) -> None:
+    """On SIGTERM over stdio: a thread sits blocked on stdin, so remove the spill folder and exit at once."""
+    app.registry.remove_spill()
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     os.environ.update(dict(args.env))
@@ -107,6 +114,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
             for r in rows))
         return
+    # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
+    signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))
     try:
         if args.http:
             from .http import serve_http

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ class PixelStore:
         self._ram: OrderedDict[tuple[str, str], tuple[str, tuple[int, int], bytes]] = OrderedDict()
         self._disk: dict[tuple[str, str], tuple[str, tuple[int, int], Path]] = {}
         self._dir = Path(tempfile.mkdtemp(prefix="trompe-spill-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)  # also at exit
 
     def put(self, key: tuple[str, str], im: Image.Image) -> None:
         raw = im.tobytes()
@@ -97,7 +99,7 @@ class PixelStore:
         self._ram.clear()
         self._disk.clear()
         self.in_memory = 0
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._cleanup()
 
 
 class Registry:
@@ -215,3 +217,7 @@ class Registry:
         with self._lock:
             self._sessions.clear()
             self._pixels.close()
+
+    def remove_spill(self) -> None:
+        """Delete the spill folder without taking the lock: only for a process that is about to exit."""
+        self._pixels._cleanup()

@@ -87,8 +87,9 @@ def check_point(point: Sequence[float], size: tuple[int, int], argument: str = "
     width, height = size
     x, y = point
     if not (-margin <= x <= width + margin and -margin <= y <= height + margin):
+        low, right, bottom = -margin, width + margin, height + margin
         raise ToolInputError(argument, f"{list(point)} is outside the {width}x{height} image; "
-                             f"accepted: {-margin:g} <= x <= {width + margin:g}, {-margin:g} <= y <= {height + margin:g}")
+                             f"accepted: {low:g} <= x <= {right:g}, {low:g} <= y <= {bottom:g}")
     return float(x), float(y)
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import gradient, png_bytes
+from imagekit import gradient, png_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -102,7 +102,8 @@ async def test_scripted_tool_call_runs_a_real_tool_and_the_answer_parses(tiny_mo
     backend.encode = lambda messages, tools: seen_prompts.append(encode(messages, tools)) or seen_prompts[-1]
     async with ToolClient.in_process() as tools:
         result = await run_agent(backend, tools, system="Inspect the image.", question="Is it dark?",
-                                 images={"original": png_bytes(gradient(64, 48))}, final_schema=SCHEMA)
+                                 images={"original": png_bytes(gradient(64, 48))}, final_schema=SCHEMA,
+                                 allow=["crop"])  # a 400-token vocabulary spells every schema byte by byte
     assert (result.stop, result.answer, result.tool_calls) == ("answer", {"answer": "yes"}, ["crop"])
     first, second = (backend.tokenizer.decode(p["input_ids"][0]) for p in seen_prompts)
     assert '"name": "crop"' in first and "<tools>" in first  # the tools were shown in our template
@@ -148,6 +149,7 @@ def test_parse_tool_calls_tolerates_what_small_models_write():
     rest, calls = parse_tool_calls('<tool_call>{"name": "crop", "parameters": "{\\"zoom\\": 2}"}</tool_call>')
     assert (calls[0].name, calls[0].arguments) == ("crop", {"zoom": 2})
     _, cut = parse_tool_calls('<tool_call>{"name": "crop", "arguments": {"box": [1, 2}')  # unterminated
-    assert (cut[0].name, cut[0].arguments, cut[0].raw_arguments) == ("crop", None, '{"name": "crop", "arguments": {"box": [1, 2}')
+    assert (cut[0].name, cut[0].arguments) == ("crop", None)
+    assert cut[0].raw_arguments == '{"name": "crop", "arguments": {"box": [1, 2}'
     _, nameless = parse_tool_calls("<tool_call>not json</tool_call>")
     assert (nameless[0].name, nameless[0].arguments) == ("", None)

@@ -6,7 +6,7 @@ import io
 import re
 
 import pytest
-from conftest import gradient
+from imagekit import gradient
 from PIL import Image
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.loop import run_agent

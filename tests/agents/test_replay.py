@@ -7,7 +7,7 @@ import re
 import textwrap
 
 import pytest
-from conftest import gradient
+from imagekit import gradient
 
 from trompe_agents.backends.base import BackendError, BackendOptions
 from trompe_agents.backends.replay import Recorder, ReplayBackend

@@ -30,7 +30,7 @@ def make(label: str, base_url: str, model: str, sleeps: Sleeps, **options):
     return cls(BackendOptions(model=model, base_url=base_url, api_key="k", **options), sleep=sleeps)
 
 
-async def ask(backend) -> str:
+async def ask(backend):
     turn = await backend.complete([Message("user", [TextPart("hi")])], [])
     return turn
 

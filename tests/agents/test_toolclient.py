@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import gradient, png_bytes
+from imagekit import gradient, png_bytes
 from PIL import Image
 from trompe_agents.toolclient import ToolClient, ToolClientError, image_data_url
 from trompe_server.app import ServerConfig
@@ -130,3 +130,10 @@ async def test_http_wrong_token_is_refused(http_server):
     with pytest.raises(ToolClientError, match="cannot reach the tool server.*--token"):
         async with ToolClient.http(http_server, token="wrong"):
             pass
+
+
+async def test_a_client_can_be_opened_again_after_closing(http_server):
+    client = ToolClient.http(http_server, token="s3cret")
+    for _ in range(2):
+        async with client as tools:
+            assert "crop" in {t.name for t in await tools.list_tools()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from conftest import gradient, png_bytes
+from imagekit import gradient, png_bytes
 from PIL import Image
 
 from trompe_agents.backends.function import FunctionBackend, tool_call

@@ -10,7 +10,7 @@ from trompe_agents.backends.base import BackendOptions, MissingCredentials
 from trompe_agents.backends.openai_chat import OpenAIChatBackend
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolSchema
 from trompe_agents.plugins import backend_names, create_backend
-from trompe_agents.testing import Call, FakeVendor, Reply, call, final
+from trompe_agents.testing import Call, FakeVendor, Reply, call, final, tool_results
 
 CROP = ToolSchema("crop", "Cut out a box.", {"type": "object", "properties": {"image": {"type": "string"}}})
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_BASE_URL",
@@ -26,7 +26,8 @@ def no_keys(monkeypatch):
 
 
 def question() -> list[Message]:
-    return [Message("system", [TextPart("Be brief.")]), Message("user", [TextPart("Look."), ImagePart("original", b"png")])]
+    return [Message("system", [TextPart("Be brief.")]),
+            Message("user", [TextPart("Look."), ImagePart("original", b"png")])]
 
 
 @pytest.mark.parametrize("name, variable", [("claude", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY"),
@@ -171,3 +172,41 @@ def _camel(value):
 def _camel_key(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(w.title() for w in rest)
+
+
+@pytest.mark.parametrize("value", ["hot", 3, -0.5])
+def test_a_bad_temperature_option_names_the_accepted_range(value):
+    with pytest.raises(ValueError, match="temperature must be a number from 0 to 2, or 'none'"):
+        OpenAIChatBackend(BackendOptions(model="m", base_url="http://127.0.0.1:9/v1", extra={"temperature": value}))
+
+
+@pytest.mark.parametrize("label", list(VENDORS))
+async def test_a_failed_tool_reaches_the_model_marked_as_an_error(label):
+    kind = VENDORS[label][1]
+    with FakeVendor(kind, [call("zoom", factor=2), final("ok")]) as fake:
+        async with backend_for(label, fake) as backend:
+            turn = await backend.complete(question(), [CROP])
+            [bad] = turn.message.tool_calls
+            failed = Message("tool", [TextPart("unknown tool 'zoom'; available: crop")], tool_call_id=bad.id,
+                             tool_name=bad.name, is_error=True)
+            await backend.complete([*question(), turn.message, failed], [CROP])
+    [result] = tool_results(kind, fake.requests[1].json)
+    text = {"anthropic": lambda r: r["content"][0]["text"], "responses": lambda r: r["output"][0]["text"],
+            "chat": lambda r: r["content"], "gemini": lambda r: r["response"]["error"]}[kind](result)
+    assert text == "error: unknown tool 'zoom'; available: crop"
+    if kind == "anthropic":
+        assert result["is_error"] is True
+
+
+async def test_another_backends_assistant_turn_is_translated_not_echoed():
+    """A conversation may change vendor (e.g. a fallback backend): only a backend's own payload goes back raw."""
+    with FakeVendor("anthropic", [call("crop", image="original")]) as claude_api, \
+            FakeVendor("gemini", [final("ok")]) as gemini_api:
+        async with backend_for("claude", claude_api) as claude, backend_for("gemini-2.5", gemini_api) as gemini:
+            turn = await claude.complete(question(), [CROP])
+            [tool_call] = turn.message.tool_calls
+            result = Message("tool", [TextPart("img_001")], tool_call_id=tool_call.id, tool_name="crop")
+            await gemini.complete([*question(), turn.message, result], [CROP])
+    model_turn = gemini_api.requests[0].json["contents"][1]
+    assert model_turn == {"role": "model", "parts": [
+        {"functionCall": {"id": tool_call.id, "name": "crop", "args": {"image": "original"}}}]}

@@ -7,7 +7,7 @@ import io
 import json
 
 import pytest
-from conftest import gradient
+from imagekit import gradient
 from PIL import Image
 from trompe_agents.backends.base import BackendOptions
 from trompe_agents.backends.claude import ClaudeBackend

@@ -145,3 +145,25 @@ async def test_normalize_flag_changes_what_the_model_sees_and_is_traced(tools, t
     assert np.array_equal(shown, expected)
     event = [e for e in read_events(tmp_path / "t") if e["event"] == "normalize"][0]
     assert event["images"][0]["image"] == "original" and json.dumps(event["images"][0]["palette"])
+
+
+async def test_rescue_answers_when_the_main_agent_errors(tools, image, tmp_path):
+    def broken_main(messages, tools_):
+        if not messages[0].text.startswith("# Rescue"):
+            raise RuntimeError("vendor exploded")
+        assert "A previous attempt stopped: an error (RuntimeError: vendor exploded)" in messages[1].text
+        return {"reasons": "rescued", "answer": "yes"}
+
+    outcome = await ask(tools, broken_main, image, tmp_path / "t", task=1)
+    assert outcome.agent == "rescue" and outcome.answer == "yes" and outcome.stops["main"] == "error"
+    assert any("vendor exploded" in e for e in outcome.errors)
+
+
+def test_cli_reports_an_unreadable_image_in_one_line(tmp_path):
+    from trompe_agents.illusion.cli import main
+
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"not an image")
+    with pytest.raises(SystemExit, match="illusion-agent ask: open_session"):
+        main(["--backend", "function", "--model", "json:dumps", "ask", str(bad), "Is it?", "--trace",
+              str(tmp_path / "t")])

@@ -39,6 +39,8 @@ def test_run_report_submit(probe_dir, probes, tmp_path, capsys):
             "--max-rounds", "5"]
     assert main(args) == 0
     assert "4 results" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="holds a Task 1 run; resume it with --task 1"):
+        main([*args[:4], "2", *args[5:]])
     records = read_results(out)
     assert len(records) == 4
     first = read_events(out / records[probes[0].id]["trace"])

@@ -92,3 +92,16 @@ def test_bad_task_is_named():
 def test_router_is_total_and_deterministic(question, task):
     a, b = route(question, task), route(question, task)
     assert a == b and (a.category == "general" or a.category in categories(task))
+
+
+def test_generated_probe_questions_route_to_their_family_category(tmp_path):
+    """Every phrasing the probe generators use should reach the strategy for its category."""
+    from trompe_agents.probes import generate
+
+    expected = {"size": "size comparison", "colour": "colour comparison", "line length": "line length",
+                "straightness": "line straightness", "alignment": "line alignment",
+                "parallelism": "line parallelism", "boundary": "boundary detection"}
+    samples = generate("illusions", n=340, seed=1, size=64, out=tmp_path, progress=False)
+    questions = {(s.question, s.category) for s in samples}
+    wrong = [(q, c, route(q, 1).category) for q, c in questions if route(q, 1).category != expected[c]]
+    assert len(questions) > 100 and not wrong, wrong[:5]

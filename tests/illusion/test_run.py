@@ -1,5 +1,6 @@
 """Batch runs end to end: a probe set through a fake Gemini API, scoring, resume after a real kill."""
 
+import asyncio
 import json
 import os
 import signal
@@ -99,7 +100,7 @@ def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    before = [json.loads(line) for line in lines(out)]
+    before = [json.loads(line) for line in lines(out) if line.endswith("}")]  # a cut-off line never counts
     assert 3 <= len(before) < len(probes), "the kill should land mid-run"
 
     proc = run_cli(probe_dir, out)
@@ -113,3 +114,51 @@ def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes
         assert [e["event"] for e in events].count("final") == 1  # an interrupted trace was started afresh
     assert len(read_meta(out)["invocations"]) == 2
     assert "8 results" in stdout.decode()
+
+
+async def test_concurrency_bounds_samples_in_flight_and_rate_limit_spaces_requests(probes, tmp_path):
+    in_flight, peak, starts = 0, 0, []
+
+    async def tracked(messages, tools):
+        nonlocal in_flight, peak
+        starts.append(time.monotonic())
+        if messages[-1].role == "user":
+            in_flight += 1
+            peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        reply = line_then_yes(messages, tools)
+        if isinstance(reply, dict):
+            in_flight -= 1
+        return reply
+
+    async with ToolClient.in_process() as tools:
+        await run_samples(probes, FunctionBackend(tracked), tools, AgentConfig(task=1),
+                          RunOptions(out=tmp_path / "a", concurrency=3, progress=False))
+        assert peak == 3
+        starts.clear()
+        await run_samples(probes[:3], FunctionBackend(tracked), tools, AgentConfig(task=1),
+                          RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False))
+    gaps = [b - a for a, b in zip(sorted(starts), sorted(starts)[1:])]
+    assert len(starts) == 6 and min(gaps) >= 0.045  # 1200 requests/min: one every 50 ms, across all samples
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["invocations"][0]["rate_limit"] == 1200
+
+
+async def test_every_vendor_runs_the_agent_and_sends_the_answer_schema(probes, tmp_path):
+    kinds = {"claude": "anthropic", "openai": "responses", "openai-chat": "chat", "gemini": "gemini"}
+    for backend_name, kind in kinds.items():
+        def script(body, n, kind=kind):
+            if tool_results(kind, body):
+                return final('{"reasons": "r", "answer": "no"}')
+            return call("draw_line", **LINE)
+
+        with FakeVendor(kind, script) as vendor:
+            backend = create_backend(backend_name, BackendOptions(model="m", base_url=vendor.base_url,
+                                                                  api_key="test", max_retries=0))
+            async with ToolClient.in_process() as tools:
+                records = await run_samples(probes[:2], backend, tools, AgentConfig(task=1),
+                                            RunOptions(out=tmp_path / backend_name, progress=False))
+        assert [r["answer"] for r in records.values()] == ["no", "no"], backend_name
+        assert all(r["tool_calls"] == ["draw_line"] and r["agent"] == "main" for r in records.values())
+        sent = json.dumps(vendor.bodies)
+        assert "enum" in sent and "draw_line" in sent and "compare_crops" in sent, backend_name
+        assert "sample_color" not in sent, backend_name  # Task I never offers analysis tools

@@ -8,7 +8,7 @@ import sys
 import anyio
 import numpy as np
 import pytest
-from conftest import gradient, result_image
+from imagekit import gradient, result_image
 from toolcheck import call, refused
 
 pytest.importorskip("torch")

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 import numpy as np
 from mcp import Client
 from PIL import Image
 
-
-def _shared_helpers():
-    """tests/conftest.py loaded by path: a bare `import conftest` can resolve to another folder's conftest."""
-    spec = importlib.util.spec_from_file_location("trompe_tests_conftest", Path(__file__).parents[1] / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_shared = _shared_helpers()
-data_url, gradient, result_image = _shared.data_url, _shared.gradient, _shared.result_image
+from imagekit import data_url, gradient, result_image  # noqa: F401  (used by the tool tests)
 
 
 async def call(client: Client, session: str, tool: str, **arguments):

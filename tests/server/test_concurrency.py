@@ -6,13 +6,10 @@ import base64
 import io
 
 import anyio
-import pytest
 from mcp import Client
 from PIL import Image
 
-from tests.conftest import data_url, result_image
-
-pytestmark = pytest.mark.anyio
+from imagekit import data_url, result_image
 COLOURS = [(i * 30, 255 - i * 30, (i * 77) % 256) for i in range(8)]
 
 
@@ -67,3 +64,17 @@ async def test_parallel_sessions_are_isolated(test_app):
         for image_id, found in colours.items():
             assert found <= {COLOURS[i], (1, 2, 3)}, (i, image_id, found)
     assert len(app.registry.session_ids()) == len(COLOURS)
+
+
+async def test_a_plugin_bug_is_a_tool_error_and_the_server_carries_on(test_app):
+    async with Client(test_app().mcp) as client:
+        opened = await client.call_tool("open_session", {"source": data_url(Image.new("RGB", (4, 4)))})
+        session = opened.structured_content["session"]
+        result = await client.call_tool("buggy_tool", {"session": session, "image": "original"})
+        assert result.is_error
+        assert "failed unexpectedly (ZeroDivisionError: integer division or modulo by zero); nothing was stored" \
+            in result.content[0].text
+        listing = await client.call_tool("list_images", {"session": session})
+        assert [i["id"] for i in listing.structured_content["images"]] == ["original"]
+        after = await client.call_tool("invert_colors", {"session": session, "image": "original"})
+        assert after.structured_content["image"] == "img_001"

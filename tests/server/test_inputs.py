@@ -12,11 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.conftest import data_url, gradient, png_bytes
-from tests.server.conftest import same_pixels
+from imagekit import data_url, gradient, png_bytes
+from serverkit import same_pixels
 from trompe_server.limits import Limits
-
-pytestmark = pytest.mark.anyio
 
 
 def near_greys(width: int = 32, height: int = 8) -> Image.Image:

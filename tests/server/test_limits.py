@@ -10,12 +10,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.conftest import data_url, gradient
-from tests.server.conftest import same_pixels
+from imagekit import data_url, gradient
+from serverkit import same_pixels
 from trompe_server.cli import build_parser, config_from_args
 from trompe_server.limits import GiB, MiB, Limits
-
-pytestmark = pytest.mark.anyio
 DOC = Path(__file__).parents[2] / "docs" / "readme" / "10-server.md"
 
 

@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.server.conftest import SERVER, ToolkitPlugin, env_with, install_distribution
+from serverkit import SERVER, ToolkitPlugin, env_with, install_distribution
 from trompe_server import hookimpl
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.errors import PluginConflict, PluginError
 from trompe_server.plugins import collect_tools, plugin_manager
-
-pytestmark = pytest.mark.anyio
 
 
 def server(*args: str, site: Path | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -75,7 +73,8 @@ def test_broken_plugin_names_itself(tmp_path):
 
 
 def test_unknown_tags_are_refused():
-    with pytest.raises(PluginError, match=r"unknown tag\(s\) nosuch in --tools/TROMPE_TOOLS; the loaded plugins provide: .*core"):
+    message = r"unknown tag\(s\) nosuch in --tools/TROMPE_TOOLS; the loaded plugins provide: .*core"
+    with pytest.raises(PluginError, match=message):
         collect_tools(plugin_manager(), ["core", "nosuch"])
 
 
@@ -109,3 +108,11 @@ def test_extra_plugins_register_programmatically_and_conflicts_name_both():
                                              "'copycat'|'invert_colors' is defined by both plugin 'copycat' "
                                              "and plugin 'testkit'"):
         create_app(ServerConfig(plugins=[], extra_plugins={"testkit": ToolkitPlugin(), "copycat": Copycat()}))
+
+
+def test_readme_plugin_example_is_the_tested_package():
+    """The README's plugin listing must be exactly the package the discovery tests install."""
+    doc = (Path(__file__).parents[2] / "docs" / "readme" / "10-server.md").read_text()
+    example = Path(__file__).parent / "example_plugin"
+    for name, fence in (("pyproject.toml", "toml"), ("trompe_posterize/__init__.py", "python")):
+        assert f"`{name}`:\n\n```{fence}\n{(example / name).read_text()}```" in doc, name

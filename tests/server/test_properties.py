@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from mcp import Client
 from PIL import Image
 
-from tests.conftest import data_url, gradient
-from tests.server.conftest import ToolkitPlugin
+from imagekit import data_url, gradient
+from serverkit import ToolkitPlugin
 from trompe_server.app import ServerConfig, create_app
 
 fraction = st.floats(0, 1.2)

@@ -10,10 +10,8 @@ import pytest
 from mcp import Client, MCPError
 from PIL import Image
 
-from tests.conftest import data_url, gradient, result_image
-from tests.server.conftest import same_pixels
-
-pytestmark = pytest.mark.anyio
+from imagekit import data_url, gradient, result_image
+from serverkit import same_pixels
 
 
 def resource_image(contents) -> Image.Image:

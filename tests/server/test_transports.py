@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import subprocess
+import time
 
 import httpx2
 import pytest
@@ -13,10 +14,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from PIL import Image
 
-from tests.conftest import gradient, png_bytes, result_image
-from tests.server.conftest import SERVER, env_with, free_port, same_pixels, wait_for_port
-
-pytestmark = pytest.mark.anyio
+from imagekit import gradient, png_bytes, result_image
+from serverkit import SERVER, env_with, free_port, same_pixels, wait_for_port
 TOKEN = "test-token-8f3a"
 
 
@@ -101,3 +100,25 @@ def test_non_loopback_bind_needs_a_token():
     assert done.returncode != 0
     assert "refusing to bind 0.0.0.0: a non-loopback host needs a bearer token (--token or TROMPE_TOKEN)" \
         in done.stderr
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
+    port = free_port()
+    args = ["--http", "--port", str(port)] if transport == "http" else []
+    proc = subprocess.Popen([SERVER, *args], env=env_with(TMPDIR=str(tmp_path)), stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        if transport == "http":
+            wait_for_port(port, proc)
+        else:
+            while not list(tmp_path.glob("trompe-spill-*")) and proc.poll() is None:
+                time.sleep(0.05)
+            time.sleep(0.5)  # the SIGTERM handler is installed just after the registry
+        assert list(tmp_path.glob("trompe-spill-*")), "the server did not create its spill folder"
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        assert not list(tmp_path.glob("trompe-spill-*"))
+    finally:
+        proc.kill()
+        proc.communicate()

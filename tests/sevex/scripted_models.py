@@ -3,6 +3,7 @@
 The task: a 64x32 image holds a red square on the left or the right; "Is the red square on the left?".
 The scripted target is fooled by whole images (always says yes) but honest about narrow crops, so an idea
 that crops the left half scores 100% while the naive question scores the share of left-hand samples.
+Offered tools (the SketchPad baseline's agent loop), it crops the left half itself, then answers from the crop.
 Every reply depends only on the request's content, so runs are reproducible across processes.
 """
 
@@ -15,6 +16,7 @@ import re
 import numpy as np
 from PIL import Image
 
+from trompe_agents.backends.function import tool_call
 from trompe_agents.messages import Message
 
 IDEAS = [  # (idea, gain, novelty, feasibility) in the order the ideator offers them
@@ -49,8 +51,21 @@ def _code_for(idea: str) -> str:
     return "def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n"
 
 
+APE_REWRITES = ["Look at the left half first. {question}", "Answer about the left side only: {question}",
+                "Be careful with positions."]  # the last lacks {question}: the question must be appended
+
+
+def _variation(text: str) -> str:
+    """--no-abstract: the Engineer varies the parent's code; the naive code becomes a quarter crop, then a half."""
+    parent_code = text.split("Code:", 1)[1].split("Prompt:", 1)[0]
+    return CODE["crop"] if "crop(" in parent_code else CODE["quarter"]
+
+
 def explorer(messages: list[Message], tools) -> str:
     text = messages[0].text
+    if "You improve a text prompt" in text:
+        fresh = [p for p in APE_REWRITES if p not in text.split("## Prompts tried", 1)[-1]]
+        return json.dumps({"prompts": fresh[:1] or ["{question}"]})
     if "You are the Ideator" in text:
         count = int(re.search(r"Propose (\d+) new idea", text).group(1))
         fresh = [i for i in IDEAS if i[0] not in text][:count + 1]
@@ -58,7 +73,8 @@ def explorer(messages: list[Message], tools) -> str:
                                      for i, g, n, f in fresh]})
     if "You are the Engineer" in text:
         idea = text.split("## Idea to implement", 1)[1].split("##", 1)[0].strip()
-        return json.dumps({"code": _code_for(idea), "prompt": "{question} Answer {yes} or {no}."})
+        code = _variation(idea) if idea.startswith("Write a variation") else _code_for(idea)
+        return json.dumps({"code": code, "prompt": "{question} Answer {yes} or {no}."})
     if "You are the Analyst" in text:
         idea = text.split("## Idea", 1)[1].split("##", 1)[0].strip()
         accuracy = re.search(r"accuracy ([0-9.]+)", text).group(1)
@@ -67,10 +83,18 @@ def explorer(messages: list[Message], tools) -> str:
     raise AssertionError(f"unexpected explorer request: {text[:200]}")
 
 
-def target(messages: list[Message], tools) -> str:
-    images = [Image.open(io.BytesIO(p.data)).convert("RGB") for p in messages[-1].images]
-    if len(images) == 1 and images[0].width < 40:
-        px = np.asarray(images[0]).astype(int)
-        red = bool(((px[..., 0] > 200) & (px[..., 1] < 60) & (px[..., 2] < 60)).any())
-        return "{yes}" if red else "{no}"
+def _has_red(data: bytes) -> bool:
+    px = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).astype(int)
+    return bool(((px[..., 0] > 200) & (px[..., 1] < 60) & (px[..., 2] < 60)).any())
+
+
+def target(messages: list[Message], tools):
+    last = messages[-1]
+    if tools:  # the agent loop: crop the left half with a real tool call, then answer from what came back
+        if last.role == "tool":
+            return {"answer": "{yes}" if _has_red(last.images[0].data) else "{no}"}
+        return tool_call("crop", image="original", box=[0, 0, 32, 32])
+    narrow = [p for p in last.images if Image.open(io.BytesIO(p.data)).width < 40]
+    if len(last.images) == 1 and narrow:
+        return "{yes}" if _has_red(narrow[0].data) else "{no}"
     return "{yes}"

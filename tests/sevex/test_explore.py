@@ -11,61 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw
+import scripted_models
+from sevex_support import HERE, TASK, explore, function_backend
 
-from trompe_agents.backends.base import BackendOptions
-from trompe_agents.datasets.base import Sample
-from trompe_agents.datasets.jsonl import write_jsonl
-from trompe_agents.plugins import create_backend
+from trompe_agents.datasets import load_dataset
 from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import ExploreConfig, Explorer, RunExists
 from trompe_agents.sevex.roles import Roles
 from trompe_agents.sevex.sandbox import Sandbox
-from trompe_agents.sevex.tasks import Task
 from trompe_agents.toolclient import ToolClient
-
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-import scripted_models  # noqa: E402
-
-TASK = Task("red-left", "probes", "Say whether the red square is on the left half of the image.",
-            "{yes} or {no}", tags=("core",))
-
-
-@pytest.fixture
-def dev_set(tmp_path) -> Path:
-    """Six 64x32 images, red square left in samples 0, 2, 4 (gold yes) and right in 1, 3, 5 (gold no)."""
-    samples = []
-    for i in range(6):
-        im = Image.new("RGB", (64, 32), "white")
-        x = 4 if i % 2 == 0 else 44
-        ImageDraw.Draw(im).rectangle([x, 10, x + 10, 20], fill=(255, 0, 0))
-        path = tmp_path / "data" / f"s{i}.png"
-        path.parent.mkdir(exist_ok=True)
-        im.save(path)
-        samples.append(Sample(f"s{i}", [path], "Is the red square on the left?", "yes" if i % 2 == 0 else "no"))
-    write_jsonl(samples, tmp_path / "data" / "probes.jsonl")
-    return tmp_path / "data" / "probes.jsonl"
-
-
-def backend(fn):
-    return create_backend("function", BackendOptions(extra={"function": fn}))
-
-
-async def explore(out: Path, dev_file: Path, iterations: int, **config):
-    from trompe_agents.datasets import load_dataset
-
-    dev = list(load_dataset(dev_file))
-    sandbox = Sandbox(warm=1)
-    async with ToolClient.in_process() as tools:
-        runner = await Runner.create(tools, backend(scripted_models.target), TASK, sandbox, concurrency=3)
-        explorer = Explorer(out, runner, Roles(backend(scripted_models.explorer), "target"), dev,
-                            ExploreConfig(iterations=iterations, **config), progress=False)
-        try:
-            best = await explorer.run(resume=(out / "state.json").exists())
-        finally:
-            await sandbox.close()
-    return explorer, best
 
 
 async def test_exploration_grows_the_tree_and_finds_the_crop_idea(tmp_path, dev_set):
@@ -115,11 +69,9 @@ async def test_no_tree_refines_a_single_chain(tmp_path, dev_set):
 
 async def test_existing_run_needs_resume(tmp_path, dev_set):
     await explore(tmp_path / "run", dev_set, iterations=1)
-    from trompe_agents.datasets import load_dataset
-
     async with ToolClient.in_process() as tools:
-        runner = await Runner.create(tools, backend(scripted_models.target), TASK, Sandbox(), 1)
-        explorer = Explorer(tmp_path / "run", runner, Roles(backend(scripted_models.explorer), "t"),
+        runner = await Runner.create(tools, function_backend(scripted_models.target), TASK, Sandbox(), 1)
+        explorer = Explorer(tmp_path / "run", runner, Roles(function_backend(scripted_models.explorer), "t"),
                             list(load_dataset(dev_set)), ExploreConfig(iterations=2), progress=False)
         with pytest.raises(RunExists, match="--resume"):
             await explorer.run(resume=False)

@@ -27,36 +27,14 @@ def _text(part: TextPart) -> dict[str, Any]:
     return {"type": "text", "text": part.text}
 
 
-def _assistant(message: Message) -> list[dict[str, Any]]:
+def _assistant(message: Message, echo: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The blocks as Claude sent them (thinking signatures included), or rebuilt from the neutral message."""
-    if message.vendor is not None:
-        return message.vendor
+    if echo is not None:
+        return echo
     blocks = [_text(p) for p in message.parts if isinstance(p, TextPart) and p.text]
     blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}}
                for c in message.tool_calls]
     return blocks
-
-
-def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Neutral messages as Messages API turns; tool results and following user text share one user turn."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "system":
-            continue
-        if m.role == "assistant":
-            out.append({"role": "assistant", "content": _assistant(m)})
-            continue
-        if m.role == "tool":
-            content = [{"type": "text", "text": result_text(m)}] + [_image(i) for i in m.images]
-            blocks = [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content,
-                       **({"is_error": True} if m.is_error else {})}]
-        else:
-            blocks = parts_of(m, _text, _image)
-        if out and out[-1]["role"] == "user":
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": "user", "content": blocks})
-    return out
 
 
 class ClaudeBackend(VendorBackend):
@@ -73,9 +51,31 @@ class ClaudeBackend(VendorBackend):
             max_retries=0, timeout=options.timeout,
             default_headers={"anthropic-version": self.version} if self.version else None)
 
+    def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """Neutral messages as Messages API turns; tool results and following user text share one user turn."""
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            if m.role == "system":
+                continue
+            if m.role == "assistant":
+                out.append({"role": "assistant", "content": _assistant(m, self.echo(m))})
+                continue
+            if m.role == "tool":
+                content = [{"type": "text", "text": result_text(m)}] + [_image(i) for i in m.images]
+                blocks = [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content,
+                           **({"is_error": True} if m.is_error else {})}]
+            else:
+                blocks = [b for b in parts_of(m, _text, _image) if b["type"] != "text" or b["text"]]
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": "user", "content": blocks})
+        return out
+
     def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
-        request: dict[str, Any] = {"model": model, "max_tokens": max_output_tokens, "messages": to_messages(messages)}
+        request: dict[str, Any] = {"model": model, "max_tokens": max_output_tokens,
+                                   "messages": self.to_messages(messages)}
         if system := system_text(messages):
             request["system"] = system
         if tools:
@@ -104,7 +104,7 @@ class ClaudeBackend(VendorBackend):
         cached = u.cache_read_input_tokens or 0
         usage = Usage(input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
                       output_tokens=u.output_tokens - thinking, reasoning_tokens=thinking, cached_tokens=cached)
-        vendor = [b.model_dump(mode="json", exclude_none=True) for b in response.content]
+        vendor = self.tagged([b.model_dump(mode="json", exclude_none=True) for b in response.content])
         message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
         return Turn(message, usage, model=response.model, stop_reason=response.stop_reason or "")
 

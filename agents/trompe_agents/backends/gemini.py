@@ -92,8 +92,8 @@ class GeminiBackend(VendorBackend):
             for m in group:
                 if m.role == "user":
                     contents.append(types.Content(role="user", parts=_user_parts(m)))
-                elif m.vendor is not None:
-                    contents.append(types.Content.model_validate(m.vendor))
+                elif (echo := self.echo(m)) is not None:
+                    contents.append(types.Content.model_validate(echo))
                 else:
                     parts = [types.Part(text=m.text)] if m.text else []
                     parts += [types.Part(function_call=types.FunctionCall(
@@ -139,7 +139,7 @@ class GeminiBackend(VendorBackend):
                           reasoning_tokens=u.thoughts_token_count or 0, cached_tokens=u.cached_content_token_count or 0,
                           image_tokens=sum(images) if u.prompt_tokens_details else None)
         message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls,
-                          vendor=content.model_dump(mode="json", exclude_none=True))
+                          vendor=self.tagged(content.model_dump(mode="json", exclude_none=True)))
         reason = candidate.finish_reason if candidate else None
         return Turn(message, usage, model=response.model_version or "",
                     stop_reason=getattr(reason, "value", reason) or "")

@@ -77,8 +77,8 @@ class OpenAIResponsesBackend(VendorBackend):
         for m in messages:
             if m.role == "user":
                 items.append({"role": "user", "content": parts_of(m, text, image)})
-            elif m.role == "assistant" and m.vendor is not None:
-                items.extend(m.vendor)
+            elif m.role == "assistant" and (echo := self.echo(m)) is not None:
+                items.extend(echo)
             elif m.role == "assistant":
                 if m.text:
                     items.append({"role": "assistant", "content": m.text})
@@ -118,7 +118,7 @@ class OpenAIResponsesBackend(VendorBackend):
                          u.output_tokens_details.reasoning_tokens if u.output_tokens_details else 0,
                          u.input_tokens_details.cached_tokens if u.input_tokens_details else 0) if u else Usage()
         text = response.output_text
-        vendor = [i.model_dump(mode="json", exclude_none=True) for i in response.output]
+        vendor = self.tagged([i.model_dump(mode="json", exclude_none=True) for i in response.output])
         message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
         return Turn(message, usage, model=response.model, stop_reason=response.status or "")
 

@@ -55,13 +55,13 @@ def system_text(messages: list[Message]) -> str:
 
 
 def result_text(message: Message, image_note: str = "") -> str:
-    """A tool result's text; errors are marked so every vendor's model sees them as errors."""
-    text = message.text or ("(no text)" if not message.images else "")
-    if message.is_error:
+    """A tool result's text, never empty (APIs reject empty text); errors are marked as errors for every vendor."""
+    ids = ", ".join(i.id for i in message.images)
+    text = message.text or (f"image {ids}" if ids else "(no output)")
+    if message.is_error and not text.lower().startswith("error"):
         text = f"error: {text}"
-    if image_note and message.images:
-        ids = ", ".join(i.id for i in message.images)
-        text = f"{text}\n{image_note.format(ids=ids)}".strip()
+    if image_note and ids:
+        text = f"{text}\n{image_note.format(ids=ids)}"
     return text
 
 
@@ -79,6 +79,19 @@ def json_schema_strict(schema: dict[str, Any]) -> bool:
     if "items" in schema:
         return json_schema_strict(schema["items"])
     return all(json_schema_strict(s) for key in ("anyOf", "oneOf") for s in schema.get(key, []))
+
+
+def temperature_option(value: Any) -> float | None:
+    """The `temperature` option: a number from 0 to 2, or None / 'none' to send no temperature at all."""
+    if value is None or str(value).lower() in ("none", "off"):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if not 0 <= number <= 2:
+        raise ValueError(f"temperature must be a number from 0 to 2, or 'none' to send none; got {value!r}")
+    return number
 
 
 def http_failure(status: int | None, headers: Any, reason: str, quota: bool = False) -> Failure:
@@ -100,8 +113,7 @@ class VendorBackend:
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.options = options
         self.retrier = Retrier(options, self.classify, self.default_model, sleep=sleep)
-        temperature = options.extra.get("temperature", 0)
-        self.temperature: float | None = None if temperature in (None, "off", "none") else float(temperature)
+        self.temperature = temperature_option(options.extra.get("temperature", 0))
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> VendorBackend:
@@ -151,6 +163,17 @@ class VendorBackend:
         turn.model = turn.model or self.model
         turn.sent = {**sent, **dropped, **notes}
         return turn
+
+    def tagged(self, payload: Any) -> dict[str, Any]:
+        """Wrap the vendor's own reply for `Message.vendor`, so only this backend echoes it back."""
+        return {"backend": self.name, "payload": payload}
+
+    def echo(self, message: Message) -> Any:
+        """This backend's payload on an assistant message, or None (then the neutral parts are translated)."""
+        vendor = message.vendor
+        if isinstance(vendor, dict) and vendor.get("backend") == self.name:
+            return vendor["payload"]
+        return None
 
     def native_final(self, final_schema: dict[str, Any] | None, possible: bool) -> bool:
         """Native structured output, where the vendor can combine it with tools here and the user did not opt out."""

@@ -13,7 +13,7 @@ from PIL import Image
 from ..backends.base import Backend
 from ..loop import AgentResult, run_agent
 from ..messages import Usage
-from ..toolclient import ToolClient
+from ..toolclient import SessionInfo, ToolClient
 from ..trace import Trace
 from .normalize import normalize_image
 from .prompts import Prompts
@@ -121,38 +121,35 @@ class IllusionAgent:
             trace.event("route", "router", **asdict(routed))
             if cfg.normalize:
                 trace.event("normalize", "preprocess", images=normalized)
-        schema = answer_schema(cfg.task)
         info = await self.tools.open_session(inputs)
-        names = {name: Path(name) for name in info.sizes}  # run_agent needs only the names on a shared session
         results: dict[str, AgentResult] = {}
-        errors: list[str] = []
         try:
-            for agent, system, text, rounds in self._attempts(prompt):
-                if results and not _needs_rescue(results["main"]):
-                    break
-                if agent == "rescue":
-                    text = f"{text}\n\n(A previous attempt stopped: {_why(results['main'])}.)"
-                try:
-                    result = await run_agent(self.backend, self.tools, system=system, question=text,
-                                             images=names, final_schema=schema, max_rounds=rounds,
-                                             tags=cfg.effective_tags, allow=cfg.allow, trace=trace,
-                                             agent_name=agent, session=info.id)
-                except Exception as exc:  # a broken session or tool listing: the next agent still gets its turn
-                    result = AgentResult(None, "", 0, Usage(), "error", f"{type(exc).__name__}: {exc}")
-                results[agent] = result
-                if result.error:
-                    errors.append(f"{agent}: {result.error}")
+            results["main"] = await self._attempt("main", cfg.prompts.system(cfg.task), prompt, cfg.max_rounds,
+                                                  info, trace)
+            if _needs_rescue(results["main"]):  # same session: every image main made is still there
+                note = f"\n\n(A previous attempt stopped: {_why(results['main'])}.)"
+                results["rescue"] = await self._attempt("rescue", cfg.prompts.rescue(cfg.task), prompt + note,
+                                                        cfg.rescue_rounds, info, trace)
         finally:
             await self.tools.close_session(info.id)
-        return self._outcome(results, routed, errors, trace, trace_dir, time.monotonic() - started)
+        return self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
 
-    def _attempts(self, prompt: str):
+    async def _attempt(self, agent: str, system: str, question: str, rounds: int, info: SessionInfo,
+                       trace: Trace | None) -> AgentResult:
+        """One agent's run; a broken session or tool listing becomes an error result, not an exception."""
         cfg = self.config
-        yield "main", cfg.prompts.system(cfg.task), prompt, cfg.max_rounds
-        yield "rescue", cfg.prompts.rescue(cfg.task), prompt, cfg.rescue_rounds
+        try:
+            return await run_agent(self.backend, self.tools, system=system, question=question,
+                                   images={name: Path(name) for name in info.sizes},
+                                   final_schema=answer_schema(cfg.task), max_rounds=rounds,
+                                   tags=cfg.effective_tags, allow=cfg.allow, trace=trace, agent_name=agent,
+                                   session=info.id)
+        except Exception as exc:
+            return AgentResult(None, "", 0, Usage(), "error", f"{type(exc).__name__}: {exc}")
 
-    def _outcome(self, results: dict[str, AgentResult], routed: Route, errors: list[str], trace: Trace | None,
+    def _outcome(self, results: dict[str, AgentResult], routed: Route, trace: Trace | None,
                  trace_dir: Path | None, seconds: float) -> Outcome:
+        errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         answered = next(((name, r) for name, r in results.items() if not _needs_rescue(r)), None)
         if answered:
             agent, answer, reasons = answered[0], answered[1].answer["answer"], answered[1].answer["reasons"]

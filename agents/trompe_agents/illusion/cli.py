@@ -6,10 +6,12 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
 from ..cliopts import add_backend_args, add_server_args, backend_from_args, toolclient_from_args
+from ..toolclient import ToolClientError
 from .agent import AgentConfig, IllusionAgent
 from .pricing import parse_prices
 from .prompts import NAMES, Prompts, parse_overrides
@@ -124,7 +126,7 @@ async def run(args: argparse.Namespace) -> int:
     options = RunOptions(out=args.out, concurrency=args.concurrency, limit=args.limit, rate_limit=args.rate_limit,
                          retry_errors=args.retry_errors, prices=parse_prices(args.price),
                          progress=not args.no_progress,
-                         meta={"command": [PROG, *sys.argv[1:]], "dataset": str(args.dataset),
+                         meta={"command": [PROG, *args.argv], "dataset": str(args.dataset),
                                "format": args.format, "labels": str(args.labels) if args.labels else None})
     samples = list(load_dataset(args.dataset, format=args.format, labels=args.labels))
     backend = backend_from_args(args, PROG)
@@ -132,13 +134,16 @@ async def run(args: argparse.Namespace) -> int:
         records = await run_samples(samples, backend, tools, config, options)
     scored = [r for r in records.values() if r.get("correct") is not None]
     accuracy = f", accuracy {sum(r['correct'] for r in scored) / len(scored):.1%}" if scored else ""
-    print(f"{len(records)} results in {args.out / 'results.jsonl'}{accuracy}")
+    agents = Counter(r.get("agent") for r in records.values())
+    print(f"{len(records)} results in {args.out / 'results.jsonl'}{accuracy}; answered by rescue "
+          f"{agents['rescue']}, default {agents['default']}, failed {agents[None]}")
     print(f"next: {PROG} report {args.out}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in run.json
     quiet_http_logs()
     try:
         if args.command == "ask":
@@ -154,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"submission: {write_submission(args.run_dir, args.format, args.output)}")
         return 0
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, ToolClientError) as exc:
         raise SystemExit(f"{PROG} {args.command}: {exc}") from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; rerun the same command to resume", file=sys.stderr)

@@ -35,33 +35,40 @@ class Route:
 
 SIZE_TOOLS = ("draw_rectangle", "draw_circle", "crop", "compare_crops")
 LINE_TOOLS = ("draw_line", "crop", "compare_crops")
-COLOUR_WORDS = r"colou?rs?|shades?|hues?|brightness|brighter|darker|lighter|luminance|gr[ae]y(er)?|tones?"
+COLOUR_WORDS = r"colou?rs?|shades?|hues?|brightness|lightness|brighter|darker|lighter|greyer|grayer|luminance"
 
 TASK1 = (
     Category("boundary detection", ("crop", "compare_crops", "draw_line"), (
         r"\bboundar(y|ies)\b", r"\bedges?\b.*\bbetween\b", r"\bseparat(e|ing|or)\b.*\b(line|regions?|bands?)\b",
         r"\bborders?\b", r"\b(dividing|separating) lines?\b", r"\bbands?\b.*\b(uniform|line)\b",
         r"\b(uniform|homogeneous|even)\b.*\b(bands?|regions?|stripes?|steps?)\b", r"\bmach\b", r"\bchevreul\b",
-        r"\bvisible lines?\b.*\b(between|where)\b", r"\bline where\b")),
+        r"\bvisible lines?\b.*\b(between|where)\b", r"\bline where\b",
+        r"\b(strips?|bands?|steps?|regions?)\b.*\b(neighbou?ring|next to|adjacent)\b",
+        r"\b(neighbou?ring|adjacent)\b.*\b(strips?|bands?|steps?|regions?)\b")),
     Category("colour comparison", ("crop", "compare_crops", "convert_grayscale"), (
         rf"\b({COLOUR_WORDS})\b", r"\bsame (colou?r|shade|brightness)\b", r"\bidentical in colou?r\b",
-        r"\b(white|black|red|green|blue|yellow)er\b")),
+        r"\b(white|black|red|green|blue|yellow)er\b", r"\bequally (light|dark|bright)\b",
+        r"\bthe (gr[ae]y|white|black|red|green|blue|orange) of\b")),
     Category("line straightness", ("draw_line", "crop"), (
-        r"(?<!same )\bstraight\b", r"\b(bent|bend|bends|bending|curved?|curving|bowed|bulg\w*|wav(y|ing)|warped)\b",
+        r"(?<!same )(?<!one )\bstraight\b",
+        r"\b(bent|bend|bends|bending|curved?|curving|bowed|bulg\w*|wav(y|ing)|warped)\b",
         r"\bhering\b", r"\bwundt\b", r"\borbison\b")),
     Category("line parallelism", ("draw_line", "crop", "compare_crops"), (
         r"\bparallel\b", r"\b(converg\w*|diverg\w*)\b", r"\bz[oö]llner\b", r"\bcaf[eé] wall\b",
-        r"\b(tilt|slant)\w*\b.*\b(lines|rows|columns)\b", r"\bsame distance apart\b")),
+        r"\b(tilt|slant)\w*\b.*\b(lines|rows|columns)\b", r"\bsame distance apart\b",
+        r"\b(tilt|lean|slop|slant)\w*\b.*\b(one another|each other)\b", r"\btowards or away from\b")),
     Category("line alignment", ("draw_line", "crop"), (
         r"\b(aligned|alignment|align)\b", r"\bcollinear\b", r"\bsame (straight )?line\b",
-        r"\bcontinu(e|ation|ous)\b", r"\bpoggendorff\b", r"\bline up\b", r"\bmeet\b.*\bline\b")),
+        r"\bcontinu(e|ed|ation|ous)\b", r"\bpoggendorff\b", r"\bline up\b", r"\bmeet\b.*\bline\b",
+        r"\boffset\b", r"\bout of line\b", r"\bwould (miss|meet)\b", r"\bone straight line\b")),
     Category("line length", LINE_TOOLS, (
         r"\blength\b", r"\blonger\b", r"\bshorter\b", r"\b(equally|as) long\b", r"\bsame length\b",
         r"\bm[uü]ller", r"\bdistances?\b", r"\bsegments?\b.*\b(equal|long)\b", r"\blines?\b.*\bequal\b",
-        r"\bponzo\b.*\bline")),
+        r"\bponzo\b.*\bline", r"\bhalfway\b", r"\bmid-?point\b", r"\bcloser to\b.*\bend\b")),
     Category("size comparison", SIZE_TOOLS, (
         r"\bsizes?\b", r"\b(bigger|larger|smaller|wider|narrower|taller)\b", r"\bsame size\b",
         r"\b(diameter|radius|area)\b", r"\bequal(ly)? (big|large|sized)\b", r"\bebbinghaus\b", r"\bdelboeuf\b",
+        r"\bas (big|large|small|wide|tall)\b",
         r"\b(circles?|squares?|discs?|shapes?)\b.*\b(equal|same)\b")),
 )
 
@@ -88,7 +95,8 @@ TASK2 = (
         r"right|towards|away)\b", r"\bnecker\b", r"\bdepth\b", r"\bin front\b", r"\bpopping out\b",
         r"\b(raised|sunken|indented|protrud\w*)\b")),
     Category("parallel lines", ("draw_line", "crop", "compare_crops"), (
-        r"\bparallel\b", r"\b(converg\w*|diverg\w*)\b", r"\bz[oö]llner\b", r"\bcaf[eé] wall\b")),
+        r"\bparallel\b", r"\b(converg\w*|diverg\w*)\b", r"\bz[oö]llner\b", r"\bcaf[eé] wall\b",
+        r"\b(tilt|lean|slop|slant)\w*\b.*\b(one another|each other)\b", r"\btowards or away from\b")),
     Category("alignment and slant", ("draw_line", "crop"), (
         r"\b(aligned|alignment|collinear|slant\w*|tilt\w*|slope\w*|inclin\w*)\b", r"\bsame (straight )?line\b",
         r"\bpoggendorff\b", r"\b(horizontal|vertical|level)\b", r"\bstraight\b", r"\b(bent|curved?)\b")),

@@ -232,6 +232,9 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
     """run.json: what produced the results; each invocation (first run or resume) is appended."""
     path = out / META
     meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"created": _now()}
+    if meta.get("task", config.task) != config.task:
+        raise ValueError(f"{out} holds a Task {meta['task']} run; resume it with --task {meta['task']} or choose "
+                         "another --out")
     invocation = {"started": _now(), "command": options.meta.get("command", sys.argv), "backend": backend.name,
                   "model": backend.model, "agent": config.describe(), "concurrency": options.concurrency,
                   "rate_limit": options.rate_limit, "samples": total, "todo": todo}

@@ -18,12 +18,14 @@ from .sandbox import Sandbox, SandboxLimits
 from .show import render
 from .tasks import get_task
 
-ROLES = ("explorer", "target")
+DEFAULT_BACKENDS = {"explorer": "claude", "target": "gemini"}
+DEFAULT_ITERATIONS = 50
 
 
-def _add_role_backend(parser: argparse.ArgumentParser, role: str, default: str) -> None:
+def _add_role_backend(parser: argparse.ArgumentParser, role: str) -> None:
     group = parser.add_argument_group(f"{role} model")
-    group.add_argument(f"--{role}-backend", default=default, help=f"backend of the {role} (default {default})")
+    group.add_argument(f"--{role}-backend", help=f"backend of the {role} (default {DEFAULT_BACKENDS[role]}; on "
+                                                 "--resume, the run's)")
     group.add_argument(f"--{role}-model", help=f"model of the {role}")
     group.add_argument(f"--{role}-base-url", help="API base URL")
     group.add_argument(f"--{role}-api-key-env", metavar="VAR", help="environment variable holding the key")
@@ -35,6 +37,7 @@ def _backend(args: argparse.Namespace, role: str):
     """The role's backend, built by the shared builder (one-line errors for missing keys)."""
     picked = {k: getattr(args, f"{role}_{k}") for k in ("backend", "model", "base_url", "api_key_env",
                                                           "fallback_model", "record")}
+    picked["backend"] = picked["backend"] or DEFAULT_BACKENDS[role]
     return backend_from_args(argparse.Namespace(**picked, max_retries=args.max_retries), prog="sevex")
 
 
@@ -43,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     explore = sub.add_parser("explore", help="search for the best visual prompt on a development set")
-    explore.add_argument("--task", required=True, help="task name, e.g. LineIntersections, Jigsaw, probes")
+    explore.add_argument("--task", help="task name, e.g. LineIntersections, Jigsaw, probes (kept on --resume)")
     explore.add_argument("--task-description", help="describe a custom task (a name not in the list)")
     explore.add_argument("--dev", type=Path, help="development dataset (file or folder); kept from run.json on "
                                                   "--resume")
@@ -51,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--dev-size", type=int, default=30, help="samples in the dev set (default 30)")
     explore.add_argument("--seed", type=int, default=0, help="seed for drawing the dev set (default 0)")
     explore.add_argument("--out", type=Path, required=True, help="run folder (checkpointed every iteration)")
-    explore.add_argument("--iterations", type=int, default=50, help="exploration iterations (default 50)")
+    explore.add_argument("--iterations", type=int, help=f"exploration iterations (default {DEFAULT_ITERATIONS}; "
+                                                       "on --resume, the run's unless given)")
     explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     explore.add_argument("--strategy", choices=STRATEGIES, default="sevex",
                          help="naive, sketchpad (zero-shot tool use), ape (text-prompt search) or sevex")
@@ -63,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         explore.add_argument(f"--lambda-{name}", type=float, default=default,
                              help=f"NUCT lambda_{name} (default {default})")
     _add_common(explore)
-    _add_role_backend(explore, "explorer", "claude")
+    _add_role_backend(explore, "explorer")
 
     apply = sub.add_parser("apply", help="run a discovered visual prompt on a test set")
     apply.add_argument("source", type=Path, help="a run folder (its best node) or a prompt folder")
@@ -82,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    _add_role_backend(parser, "target", "gemini")
+    _add_role_backend(parser, "target")
     parser.add_argument("--max-retries", type=int, default=4, help="retries on rate limits (default 4)")
     parser.add_argument("--concurrency", type=int, default=4, help="samples evaluated at once (default 4)")
     parser.add_argument("--timeout", type=float, default=120, help="wall seconds per program (default 120)")
@@ -96,14 +100,29 @@ def _load(path: Path, fmt: str | None):
     return list(load_dataset(path, format=fmt))
 
 
+def _same_dev(samples: list, ids: list[str]) -> list:
+    """On --resume, exactly the dev samples the run started with, in their order."""
+    by_id = {s.id: s for s in samples}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise ValueError(f"--resume: the dev dataset no longer holds the run's samples {', '.join(missing[:5])}")
+    return [by_id[i] for i in ids]
+
+
 async def _explore(args: argparse.Namespace) -> int:
     run_file = args.out / "run.json"
     if args.resume and run_file.exists():
         run = json.loads(run_file.read_text())
+        for role in DEFAULT_BACKENDS:  # a role not named again keeps the run's backend and model
+            if getattr(args, f"{role}_backend") is None:
+                setattr(args, f"{role}_backend", run[role]["backend"])
+                setattr(args, f"{role}_model", getattr(args, f"{role}_model") or run[role]["model"])
     else:
-        if args.dev is None:
-            raise SystemExit("sevex: --dev is required for a new run")
-        config = ExploreConfig(iterations=args.iterations, k=args.k, strategy=args.strategy,
+        if args.dev is None or args.task is None:
+            raise SystemExit("sevex: --task and --dev are required for a new run")
+        for role, default in DEFAULT_BACKENDS.items():
+            setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or default)
+        config = ExploreConfig(iterations=args.iterations or DEFAULT_ITERATIONS, k=args.k, strategy=args.strategy,
                                nuct=NUCTParams(args.lambda_expl, args.lambda_novel, args.lambda_sat),
                                tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
@@ -111,10 +130,12 @@ async def _explore(args: argparse.Namespace) -> int:
                "config": config.to_json(), "explorer": {"backend": args.explorer_backend, "model": args.explorer_model},
                "target": {"backend": args.target_backend, "model": args.target_model}}
     config = ExploreConfig.from_json(run["config"])
-    config.iterations = args.iterations if not args.resume else max(args.iterations, config.iterations)
+    config.iterations = args.iterations or config.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
-    dev = choose_dev(_load(Path(run["dev"]), run["format"]), run["dev_size"], run["seed"])
+    samples = task.samples(_load(Path(run["dev"]), run["format"]))
+    dev = _same_dev(samples, run["dev_ids"]) if args.resume and run.get("dev_ids") else choose_dev(
+        samples, run["dev_size"], run["seed"])
     run["dev_ids"] = [s.id for s in dev]
     if (args.out / "state.json").exists() and not args.resume:
         raise SystemExit(f"sevex: {args.out} already holds a run; pass --resume to continue it")
@@ -140,8 +161,8 @@ async def _explore(args: argparse.Namespace) -> int:
 
 async def _apply(args: argparse.Namespace) -> int:
     prompt = resolve(args.source, args.node)
-    task = get_task(args.task or prompt.meta.get("task") or "probes")
-    samples = _load(args.dataset, args.format)[: args.limit]
+    task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
+    samples = task.samples(_load(args.dataset, args.format))[: args.limit]
     target = _backend(args, "target")
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4))
     async with toolclient_from_args(args) as tools:

@@ -17,7 +17,7 @@ from ..loop import run_agent
 from ..messages import Usage
 from ..toolclient import ToolClient
 from .sandbox import Sandbox
-from .tasks import Task
+from .tasks import Task, question_text
 from .tree import Implementation
 from .visual_api import SampleBridge, api_signatures
 
@@ -37,7 +37,7 @@ class Outcome:
     error: str | None = None
     error_kind: str = "ok"
     usage: Usage = field(default_factory=Usage)
-    images: list[bytes] = field(default_factory=list)  # PNGs of what the LVLM was shown first
+    images: list[bytes] = field(default_factory=list)  # PNGs of what the LVLM was shown first (all of them)
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "prediction": self.prediction, "answer": self.answer, "correct": self.correct,
@@ -74,10 +74,14 @@ class Runner:
 
     async def run_sample(self, impl: Implementation, sample: Sample) -> Outcome:
         images = dict(zip(INPUT_NAMES, sample.images))
-        info = await self.tools.open_session(images)
+        try:
+            info = await self.tools.open_session(images)
+        except Exception as exc:  # noqa: BLE001 -- an image the server refuses fails this sample, not the run
+            return Outcome(sample.id, None, sample.answer, False, error=f"{type(exc).__name__}: {exc}",
+                           error_kind="input")
         bridge = SampleBridge(self.tools, info.id, self.target)
         try:
-            result = await self.sandbox.run(impl.code, impl.prompt, list(images), sample.question, self.api,
+            result = await self.sandbox.run(impl.code, impl.prompt, list(images), question_text(sample), self.api,
                                             bridge.handlers(self.tool_names))
             shown = [await self.tools.image_png(info.id, i) for i in bridge.sent[0]["images"]] if bridge.sent else []
         finally:
@@ -109,7 +113,7 @@ class Runner:
 
         system = Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(
             answer_format=self.task.answer_format)
-        result = await run_agent(self.target, self.tools, system=system, question=sample.question,
+        result = await run_agent(self.target, self.tools, system=system, question=question_text(sample),
                                  images=dict(zip(INPUT_NAMES, sample.images)), final_schema=ANSWER_SCHEMA,
                                  max_rounds=max_rounds, allow=self.tool_names)
         raw = (result.answer or {}).get("answer")
@@ -123,15 +127,17 @@ def accuracy(outcomes: list[Outcome]) -> float:
 
 
 def representatives(outcomes: list[Outcome], folder: Path, per_kind: int = 2) -> list[str]:
-    """Save the first few successes and failures' LVLM inputs; the analyst sees these, not all images."""
+    """Save the first few successes' and failures' LVLM inputs (every image of a multi-image question); the
+    analyst sees these, not all images."""
     chosen = [o for o in outcomes if o.correct and o.images][:per_kind]
     chosen += [o for o in outcomes if not o.correct and o.images][:per_kind]
     paths = []
     folder.mkdir(parents=True, exist_ok=True)
     for o in chosen:
-        path = folder / f"{'ok' if o.correct else 'fail'}_{_safe(o.id)}.png"
-        path.write_bytes(o.images[0])
-        paths.append(str(path))
+        for k, image in enumerate(o.images[:len(INPUT_NAMES)]):
+            path = folder / f"{'ok' if o.correct else 'fail'}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
+            path.write_bytes(image)
+            paths.append(str(path))
     return paths
 
 

@@ -65,13 +65,16 @@ class Explorer:
 
     # checkpoints ------------------------------------------------------------
     def _checkpoint(self) -> None:
-        write_json_atomic(self.out / "tree.json", self.tree.to_json())
+        """state.json (one atomic write) is what --resume reads; tree.json is the same tree, for people and tools."""
+        tree = self.tree.to_json()
         write_json_atomic(self.out / "state.json", {"iteration": self.iteration, "history": self.history,
-                                                     "costs": self.roles.costs.to_json()})
+                                                     "costs": self.roles.costs.to_json(), "tree": tree})
+        write_json_atomic(self.out / "tree.json", tree)
 
     def _restore(self) -> None:
-        self.tree = Tree.from_json(json.loads((self.out / "tree.json").read_text()))
         state = json.loads((self.out / "state.json").read_text())
+        tree = state.get("tree") or json.loads((self.out / "tree.json").read_text())
+        self.tree = Tree.from_json(tree)
         self.iteration, self.history = state["iteration"], state["history"]
         self.roles.costs = Costs.from_json(state["costs"])
 
@@ -93,7 +96,7 @@ class Explorer:
         while self.iteration < total:
             self.iteration += 1
             self.roles.iteration = self.iteration
-            await (self._ape_step() if self.config.strategy == "ape" else self._step())
+            self._note(await (self._ape_step() if self.config.strategy == "ape" else self._step()))
             self._checkpoint()
             bar.update(1)
             bar.set_postfix(best=f"{self.tree.best().reward:.3f}", tokens=self.roles.costs.exploration_total())
@@ -113,28 +116,37 @@ class Explorer:
         self._record(root, outcomes)
         if self.config.strategy == "sevex":
             await self._expand(root, children=self.config.k)
+        self._note(root)
         self._checkpoint()
 
-    async def _step(self) -> None:
+    def _note(self, node: Node | None) -> None:
+        """One history line per iteration, written after all its work so its token count is complete."""
+        self.history.append({"iteration": self.iteration, "node": node.id if node else None,
+                             "reward": node.reward if node else None, "best": self.tree.best().reward,
+                             "exploration_tokens": self.roles.costs.exploration_total(), "time": time.time()})
+
+    async def _step(self) -> Node | None:
+        """One SEVEX iteration; returns the node it executed (None if it only grew ideas)."""
         path = select(self.tree, self.config.nuct) if self.config.tree else self._chain()
         node = path[-1]
-        if node.executed:  # nothing left to try below (ideator gave no ideas): widen at the root
-            await self._expand(self.tree.root, children=1)
-            return
         for visited in path:
             visited.visits += 1
+        if node.executed:  # an executed leaf (its ideas never came, or it failed): grow ideas below it
+            await self._expand(node, children=self.config.k)
+            return None
         try:
             node.implementation = await self._implement(node)
-            outcomes = await self.runner.evaluate(node.implementation, self.dev)
         except RoleError as exc:
             node.experiment = Experiment(0.0, [], failure=str(exc))
             node.iteration = self.iteration
             await self._replace(node)
-            return
+            return node
+        outcomes = await self.runner.evaluate(node.implementation, self.dev)
         self._record(node, outcomes)
         await self._analyse(node, outcomes)
         await self._replace(node)
         await self._expand(node, children=self.config.k)
+        return node
 
     def _chain(self) -> list[Node]:
         """--no-tree: always continue from the most recently executed node."""
@@ -164,9 +176,6 @@ class Explorer:
             for o in outcomes:
                 f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
         self.roles.costs.add("target", "execution", self.iteration, sum((o.usage for o in outcomes), Usage()))
-        self.history.append({"iteration": self.iteration, "node": node.id, "reward": node.reward,
-                             "best": self.tree.best().reward, "exploration_tokens":
-                             self.roles.costs.exploration_total(), "time": time.time()})
 
     async def _analyse(self, node: Node, outcomes: list[Outcome]) -> None:
         """Semantic back-propagation: insights go to the node and (unless disabled) every ancestor."""
@@ -228,22 +237,26 @@ class Explorer:
         for idea, evaluation in ideas:
             self.tree.add(parent.id, idea, evaluation)
 
-    async def _ape_step(self) -> None:
+    async def _ape_step(self) -> Node | None:
         """APE baseline: rewrite the best text prompt from its failures; the code stays the naive one."""
         best = self.tree.best()
-        failures = [f"{r['id']}: predicted {r['prediction']!r}, truth {r['answer']!r}"
+        questions = {s.id: s.question for s in self.dev}
+        failures = [f"{questions.get(r['id'], r['id'])!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
                     for r in best.experiment.results if not r["correct"]][:10]
+        tried = [f"{n.implementation.prompt!r} (accuracy {n.reward:.2f})" for n in self.tree.executed()
+                 if n.implementation]
         try:
             prompts = await self.roles.better_prompts(task=self.runner.task.description,
                                                       prompt=best.implementation.prompt, accuracy=best.reward,
-                                                      failures=failures, count=1)
+                                                      failures=failures, tried=tried, count=1)
         except RoleError:
-            return
-        node = self.tree.add(best.id, f"prompt rewrite: {prompts[0][:80]}", SelfEval(5, 5, 10))
+            return None
+        prompt = prompts[0] if "{question}" in prompts[0] else prompts[0] + "\n{question}"
+        node = self.tree.add(best.id, f"prompt rewrite: {prompt[:80]}", SelfEval(5, 5, 10))
         node.visits = 1
-        node.implementation = Implementation(NAIVE.code, prompts[0] if "{question}" in prompts[0]
-                                             else prompts[0] + "\n{question}")
+        node.implementation = Implementation(NAIVE.code, prompt)
         self._record(node, await self.runner.evaluate(node.implementation, self.dev))
+        return node
 
 
 def choose_dev(samples: list[Sample], size: int, seed: int) -> list[Sample]:

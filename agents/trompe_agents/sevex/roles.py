@@ -119,10 +119,10 @@ class Roles:
         return reply["analysis"], [i for i in reply["insights"] if i.strip()]
 
     async def better_prompts(self, *, task: str, prompt: str, accuracy: float, failures: list[str],
-                             count: int) -> list[str]:
-        """APE baseline: text-only prompt rewrites from the failures."""
+                             tried: list[str], count: int) -> list[str]:
+        """APE baseline: text-only prompt rewrites from the failures, avoiding prompts already tried."""
         text = _fill("ape.md", target=self.target_name, task=task, prompt=prompt, accuracy=f"{accuracy:.3f}",
-                     failures=_bullets(failures), count=count)
+                     failures=_bullets(failures), tried=_bullets(tried), count=count)
         reply = await self._ask("ape", "expansion", text, PROMPTS_SCHEMA)
         return reply["prompts"][:count]
 

@@ -44,7 +44,8 @@ def accuracy_plot(history: list[dict], width: int = 640, height: int = 240) -> s
 
     steps = " ".join("{:.1f},{:.1f}".format(*xy(h["iteration"], h["best"])) for h in history)
     dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#888"><title>node {}: {:.3f}</title></circle>'
-                   .format(*xy(h["iteration"], h["reward"]), h["node"], h["reward"]) for h in history)
+                   .format(*xy(h["iteration"], h["reward"]), h["node"], h["reward"]) for h in history
+                   if h["node"] is not None)
     ticks = "".join(f'<text x="{pad - 4}" y="{xy(0, a)[1] + 3:.1f}" font-size="10" text-anchor="end">{a:.1f}</text>'
                     for a in (0, 0.25, 0.5, 0.75, 1.0))
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" class="plot">'

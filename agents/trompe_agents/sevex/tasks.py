@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..datasets.base import Sample
+
 
 @dataclass(frozen=True)
 class Task:
@@ -12,6 +14,18 @@ class Task:
     description: str
     answer_format: str
     tags: tuple[str, ...] = ("core", "analysis", "vision")  # tool tags the visual prompts may use
+    aliases: tuple[str, ...] = ()  # other sample categories that are this task (the loaders' names)
+
+    def samples(self, samples: list[Sample]) -> list[Sample]:
+        """This task's samples of a mixed benchmark file (BlindTest and BLINK hold many tasks in one file)."""
+        if self.benchmark not in ("blindtest", "blink"):
+            return list(samples)
+        names = {self.name, *self.aliases}
+        mine = [s for s in samples if s.category in names]
+        found = sorted({s.category for s in samples if s.category})
+        if not mine and found:
+            raise ValueError(f"--dev: no {self.name} samples in this dataset; its tasks are: {', '.join(found)}")
+        return mine or list(samples)
 
 
 _BLINDTEST_COUNT = "a number in curly brackets, e.g. {2}"
@@ -25,9 +39,9 @@ TASKS = {t.name: t for t in [
     Task("SubwayMap", "blindtest", "A subway-like map draws coloured paths between stations; count the "
          "single-colour paths between two named stations.", _BLINDTEST_COUNT),
     Task("OverlappingShapes", "blindtest", "Two circles are drawn; say whether they touch or overlap.",
-         "Yes or No in curly brackets, e.g. {Yes}"),
+         "Yes or No in curly brackets, e.g. {Yes}", aliases=("TouchingCircles",)),
     Task("TouchingCircles", "blindtest", "Two circles are drawn; say whether they touch or overlap.",
-         "Yes or No in curly brackets, e.g. {Yes}"),
+         "Yes or No in curly brackets, e.g. {Yes}", aliases=("OverlappingShapes",)),
     Task("NestedSquares", "blindtest", "Squares are drawn nested inside each other; count them.",
          _BLINDTEST_COUNT),
     Task("CountingRowsAndColumns", "blindtest", "A grid is drawn; count its rows and columns.",
@@ -54,3 +68,15 @@ def get_task(name: str, description: str | None = None) -> Task:
         return Task(name, "generic", description, "a short answer")
     raise ValueError(f"--task: unknown task {name!r}; known: {', '.join(TASKS)} "
                      "(or pass --task-description for a custom task)")
+
+
+def question_text(sample: Sample) -> str:
+    """What the target is asked: BLINK's full prompt (question and lettered options) when the row has one."""
+    prompt = sample.metadata.get("prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        return prompt
+    missing = [c for c in sample.choices or [] if c not in sample.question]
+    if not missing:
+        return sample.question
+    lettered = [c if c.lstrip().startswith("(") else f"({chr(65 + i)}) {c}" for i, c in enumerate(sample.choices)]
+    return sample.question + "\nSelect from the following choices.\n" + "\n".join(lettered)

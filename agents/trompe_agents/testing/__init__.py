@@ -1,4 +1,4 @@
-"""Test helpers other trompe packages (and users' own tests) reuse: loopback fake vendor APIs."""
+"""Test helpers other trompe packages (and users' own tests) reuse: fake vendor APIs, tiny dataset files."""
 
 from .fake_vendors import Call, FakeVendor, Recorded, Reply, Tokens, call, final, tool_results
 

@@ -29,8 +29,9 @@ Faults by model name (Gemini: from the URL path; others: the body's "model"), ch
 - "flaky": the first request gets a 500;
 - "notemp": any request that sets a temperature gets a 400 naming it (as models without temperature do).
 `faults={"model-x": ["ratelimit", "server_error", "quota"]}` scripts faults per model explicitly (consumed in
-order; also "slowdown": 429 asking for a 3600 s wait, "bad_request": a plain 400). `latency=0.05` delays every reply (for benchmarks). `.base_url` is what each SDK wants as its base
-URL (OpenAI: `.../v1`); `.url` is the bare server address. Use it as a context manager, or call `close()`.
+order; also "slowdown": 429 asking for a 3600 s wait, "bad_request": a plain 400). `latency=0.05` delays
+every reply (for benchmarks). `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url`
+is the bare server address. Use it as a context manager, or call `close()`.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def fins(vertex: Point, direction: int, length: float, angle: float, width: floa
 
 @family("muller_lyer", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
         description="Two equal shafts, one with inward and one with outward fins; counterfactual: their "
-                    "lengths differ by `magnitude` (relative).")
+                    "lengths differ by `magnitude` (relative to their mean).")
 def muller_lyer(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("muller_lyer", counterfactual, magnitude, MAX_STEP)
     width, height = landscape(size, 0.75)
@@ -67,7 +67,7 @@ def muller_lyer(rng: np.random.Generator, size: int, counterfactual: bool, magni
 
 @family("muller_lyer_markers", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
         description="Brentano's form: markers A, B, C on one line with fins; AB equals BC; counterfactual: "
-                    "B moves so AB and BC differ by `magnitude` (relative).")
+                    "B moves so AB and BC differ by `magnitude` (relative to their mean).")
 def muller_lyer_markers(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("muller_lyer_markers", counterfactual, magnitude, MAX_STEP)
     width, height = landscape(size, 0.5)
@@ -104,7 +104,7 @@ def muller_lyer_markers(rng: np.random.Generator, size: int, counterfactual: boo
 
 @family("ponzo", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
         description="Two equal bars between converging rails, one where they are close and one where they are "
-                    "far apart; counterfactual: bar lengths differ by `magnitude` (relative).")
+                    "far apart; counterfactual: bar lengths differ by `magnitude` (relative to their mean).")
 def ponzo(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("ponzo", counterfactual, magnitude, MAX_STEP)
     width = height = size

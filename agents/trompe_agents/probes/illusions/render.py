@@ -12,7 +12,8 @@ from PIL import Image, ImageDraw, ImageFont
 Point = tuple[float, float]
 Colour = tuple[int, int, int]
 
-SUPERSAMPLE = 4
+SUPERSAMPLE = 4  # polygons: a SUPERSAMPLE² grid per pixel
+EDGE = 8  # discs: an EDGE² grid on pixels their rim crosses
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,11 @@ class Polygon:
         xs, ys = zip(*self.points)
         return min(xs), min(ys), max(xs), max(ys)
 
-    def draw(self, draw: ImageDraw.ImageDraw, to_mask) -> None:
-        draw.polygon([to_mask(p) for p in self.points], fill=255)
-
 
 @dataclass(frozen=True)
 class Disc:
+    """A disc, or a ring when `hole` > 0, with coverage computed from the exact radius (no raster rounding)."""
+
     centre: Point
     radius: float
     hole: float = 0.0  # inner radius of a ring; 0 for a full disc
@@ -37,12 +37,23 @@ class Disc:
         (x, y), r = self.centre, self.radius
         return x - r, y - r, x + r, y + r
 
-    def draw(self, draw: ImageDraw.ImageDraw, to_mask) -> None:
-        for radius, fill in ((self.radius, 255), (self.hole, 0)):
-            if radius > 0:
-                (x0, y0), (x1, y1) = to_mask((self.centre[0] - radius, self.centre[1] - radius)), to_mask(
-                    (self.centre[0] + radius, self.centre[1] + radius))
-                draw.ellipse((x0, y0, x1, y1), fill=fill)
+    def coverage(self, x0: int, y0: int, width: int, height: int) -> np.ndarray:
+        """Share of each pixel of the box at (x0, y0) inside the shape; edge pixels sampled on an EDGE² grid."""
+        xs = np.arange(x0, x0 + width, dtype=np.float64) + 0.5 - self.centre[0]
+        ys = np.arange(y0, y0 + height, dtype=np.float64) + 0.5 - self.centre[1]
+        sq = xs[None, :] ** 2 + ys[:, None] ** 2  # squared distance of each pixel centre
+        cover = ((sq < self.radius ** 2) & (sq >= self.hole ** 2)).astype(np.float32)
+        near = np.zeros(sq.shape, dtype=bool)
+        for rim in (self.radius, self.hole):
+            if rim > 0:
+                near |= (sq > max(0.0, rim - 0.75) ** 2) & (sq < (rim + 0.75) ** 2)
+        iy, ix = np.nonzero(near)
+        offsets = (np.arange(EDGE) + 0.5) / EDGE - 0.5
+        sx = xs[ix][:, None, None] + offsets[None, None, :]
+        sy = ys[iy][:, None, None] + offsets[None, :, None]
+        sub = sx * sx + sy * sy
+        cover[iy, ix] = ((sub < self.radius ** 2) & (sub >= self.hole ** 2)).mean(axis=(1, 2))
+        return cover
 
 
 Shape = Polygon | Disc
@@ -57,28 +68,36 @@ class Canvas:
         self.pixels[:] = background
 
     def paint(self, colour: Colour, shapes: Sequence[Shape]) -> None:
-        """Composite the union of `shapes` in `colour`; coverage comes from a SUPERSAMPLE² grid per pixel."""
+        """Composite the union of `shapes` in `colour`, each pixel weighted by how much of it they cover."""
         if not shapes:
             return
         boxes = np.array([s.bbox() for s in shapes])
-        x0 = max(0, math.floor(boxes[:, 0].min()) - 1)
-        y0 = max(0, math.floor(boxes[:, 1].min()) - 1)
-        x1 = min(self.width, math.ceil(boxes[:, 2].max()) + 1)
-        y1 = min(self.height, math.ceil(boxes[:, 3].max()) + 1)
+        x0, y0, x1, y1 = self.pixel_box((boxes[:, 0].min(), boxes[:, 1].min(), boxes[:, 2].max(), boxes[:, 3].max()))
         if x1 <= x0 or y1 <= y0:
             return
-        s = SUPERSAMPLE
-        mask = Image.new("L", ((x1 - x0) * s, (y1 - y0) * s), 0)
-        draw = ImageDraw.Draw(mask)
+        polygons = [shape for shape in shapes if isinstance(shape, Polygon)]
+        cover = np.zeros((y1 - y0, x1 - x0), dtype=np.float32)
+        if polygons:
+            s = SUPERSAMPLE
+            mask = Image.new("L", ((x1 - x0) * s, (y1 - y0) * s), 0)
+            draw = ImageDraw.Draw(mask)
+            for polygon in polygons:
+                # a subpixel is filled when its centre lies inside the polygon
+                draw.polygon([((x - x0) * s - 0.5, (y - y0) * s - 0.5) for x, y in polygon.points], fill=255)
+            # box-average each block; a fully covered pixel stays exactly 255, i.e. exactly `colour`
+            cover = np.asarray(mask.reduce(s), dtype=np.float32) / 255.0
+        for disc in shapes:
+            if isinstance(disc, Disc):  # shapes of one colour are expected not to share edge pixels
+                dx0, dy0, dx1, dy1 = self.pixel_box(disc.bbox())
+                if dx1 > dx0 and dy1 > dy0:
+                    part = cover[dy0 - y0:dy1 - y0, dx0 - x0:dx1 - x0]
+                    np.maximum(part, disc.coverage(dx0, dy0, dx1 - dx0, dy1 - dy0), out=part)
+        self.blend(cover, colour, (x0, y0))
 
-        def to_mask(p: Point) -> Point:
-            # a subpixel is filled when its centre lies inside the shape
-            return (p[0] - x0) * s - 0.5, (p[1] - y0) * s - 0.5
-
-        for shape in shapes:
-            shape.draw(draw, to_mask)
-        # box-average each SUPERSAMPLE² block; a fully covered pixel stays exactly 255, i.e. exactly `colour`
-        self.blend(np.asarray(mask.reduce(s), dtype=np.float32) / 255.0, colour, (x0, y0))
+    def pixel_box(self, bbox: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+        """Whole pixels around a shape's bounding box, with a one-pixel margin, clipped to the picture."""
+        return (max(0, math.floor(bbox[0]) - 1), max(0, math.floor(bbox[1]) - 1),
+                min(self.width, math.ceil(bbox[2]) + 1), min(self.height, math.ceil(bbox[3]) + 1))
 
     def blend(self, cover: np.ndarray, colour: Colour, origin: tuple[int, int] = (0, 0)) -> None:
         """Mix `colour` into the picture with per-pixel weights in [0, 1] placed at `origin`."""

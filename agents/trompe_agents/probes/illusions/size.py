@@ -41,7 +41,7 @@ def ring_of(centre: tuple[int, int], distance: float, radius: float, count: int,
 
 @family("ebbinghaus", suite="illusions", category="size", magnitudes=SIZE_STEPS,
         description="Two equal circles, one ringed by large circles and one by small ones; counterfactual: "
-                    "their radii differ by `magnitude` (relative).")
+                    "their radii differ by `magnitude` (relative to their mean).")
 def ebbinghaus(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("ebbinghaus", counterfactual, magnitude, MAX_STEP)
     width, height, centres, unit = cells(size)
@@ -72,7 +72,7 @@ def ebbinghaus(rng: np.random.Generator, size: int, counterfactual: bool, magnit
 
 @family("delboeuf", suite="illusions", category="size", magnitudes=SIZE_STEPS,
         description="Two equal discs, one inside a close ring and one inside a wide ring; counterfactual: their "
-                    "radii differ by `magnitude` (relative).")
+                    "radii differ by `magnitude` (relative to their mean).")
 def delboeuf(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("delboeuf", counterfactual, magnitude, MAX_STEP)
     width, height, centres, unit = cells(size)
@@ -110,7 +110,7 @@ def irradiation_shape(kind: str, centre: tuple[int, int], extent: float) -> Poly
 
 @family("irradiation", suite="illusions", category="size", magnitudes=SIZE_STEPS,
         description="A white shape on black beside an equal black shape on white; counterfactual: their sides "
-                    "differ by `magnitude` (relative).")
+                    "differ by `magnitude` (relative to their mean).")
 def irradiation(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     step = strength("irradiation", counterfactual, magnitude, MAX_STEP)
     width, height, centres, unit = cells(size)
