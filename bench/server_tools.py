@@ -22,6 +22,7 @@ import tempfile
 import time
 import typing
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,19 +96,14 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def time_mcp(client: Client, path: str, tool: str, arguments: dict[str, Any], reps: int) -> float:
-    """Median wall time of one tool call through an MCP client, on a fresh session."""
-    opened = await client.call_tool("open_session", {"source": path})
-    assert not opened.is_error, opened.content[0].text
-    session = opened.structured_content["session"]
-    samples = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = await client.call_tool(tool, {"session": session, **arguments})
-        samples.append(time.perf_counter() - start)
+async def timed(call) -> float:
+    """Seconds one call takes (sync or async)."""
+    start = time.perf_counter()
+    result = call()
+    if hasattr(result, "__await__"):
+        result = await result
         assert not result.is_error, result.content[0].text
-    await client.call_tool("close_session", {"session": session})
-    return median_ms(samples)
+    return time.perf_counter() - start
 
 
 def free_port() -> int:
@@ -145,19 +141,27 @@ async def tool_table(root: Path, reps: dict[tuple[int, int], int]) -> list[dict[
     with http_server(root) as url:
         async with Client(app.mcp) as memory, Client(stdio) as over_stdio, Client(url) as over_http:
             work = [(size, tool) for size in SIZES for tool in tools]
+            clients = {"memory": memory, "stdio": over_stdio, "http": over_http}
             for size, tool in tqdm(work, desc="tools", file=sys.stderr):
                 arguments = tool_arguments(tool, *size)
-                n = reps[size]
-                direct = []
-                for _ in range(n):
-                    start = time.perf_counter()
-                    direct_call(tools[tool], {"original": images[size]}, arguments, limits)
-                    direct.append(time.perf_counter() - start)
                 path = f"{size[0]}x{size[1]}.png"
-                row = {"tool": tool, "size": f"{size[0]}x{size[1]}", "direct": median_ms(direct)}
-                for name, client in (("memory", memory), ("stdio", over_stdio), ("http", over_http)):
-                    row[name] = await time_mcp(client, path, tool, arguments, n)
-                rows.append(row)
+                sessions = {}
+                for name, client in clients.items():
+                    opened = await client.call_tool("open_session", {"source": path})
+                    sessions[name] = opened.structured_content["session"]
+                calls = {"direct": partial(direct_call, tools[tool], {"original": images[size]}, arguments, limits)}
+                for name, client in clients.items():
+                    calls[name] = partial(client.call_tool, tool, {"session": sessions[name], **arguments})
+                samples: dict[str, list[float]] = {name: [] for name in calls}
+                for rep in range(reps[size] + 1):  # round-robin, so load changes hit every column alike
+                    for name, call in calls.items():
+                        seconds = await timed(call)
+                        if rep:  # the first round warms up
+                            samples[name].append(seconds)
+                for name, client in clients.items():
+                    await client.call_tool("close_session", {"session": sessions[name]})
+                rows.append({"tool": tool, "size": f"{size[0]}x{size[1]}"}
+                            | {name: median_ms(values) for name, values in samples.items()})
     app.registry.close()
     return rows
 
@@ -170,11 +174,20 @@ def print_tool_table(rows: list[dict[str, Any]]) -> None:
         print(f"| {r['tool']} | {r['size']} | {r['direct']:.1f} | " + " | ".join(cells) + " |")
 
 
+def peak_rss() -> int:
+    """This process's peak resident set size in bytes (VmHWM: unlike ru_maxrss, not inherited over fork+exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 async def memory_child(path: str, budget: int, versions: int) -> dict[str, Any]:
     """In a fresh process: one session, `versions` derived 4000x3000 images; report peak RSS and spill."""
     root = Path(path).parent
     limits = Limits.from_env({}, memory_budget=budget, max_session_bytes=64 * GiB, max_images=versions + 1)
     app = create_app(ServerConfig(limits=limits, roots=[root], tags=["core"]))
+    startup = peak_rss()
     async with Client(app.mcp) as client:
         opened = await client.call_tool("open_session", {"source": Path(path).name})
         session = opened.structured_content["session"]
@@ -189,7 +202,7 @@ async def memory_child(path: str, budget: int, versions: int) -> dict[str, Any]:
         in_ram = app.registry.bytes_in_memory
     app.registry.close()
     return {"budget": budget, "versions": versions, "held": held, "in_ram": in_ram, "spilled": spilled,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+            "startup_rss": startup, "peak_rss": peak_rss()}
 
 
 def memory_rows(budgets: list[int], versions: int) -> list[dict[str, Any]]:
@@ -206,11 +219,12 @@ def memory_rows(budgets: list[int], versions: int) -> list[dict[str, Any]]:
 
 
 def print_memory_table(rows: list[dict[str, Any]]) -> None:
-    print("| memory_budget | versions | pixel bytes held | in RAM | spilled to disk | peak RSS |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| memory_budget | versions | pixel bytes held | in RAM | spilled to disk | RSS at start-up | peak RSS |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['budget'] / MiB:.0f} MiB | {r['versions']} | {r['held'] / MiB:.0f} MiB | "
-              f"{r['in_ram'] / MiB:.0f} MiB | {r['spilled'] / MiB:.0f} MiB | {r['peak_rss'] / MiB:.0f} MiB |")
+              f"{r['in_ram'] / MiB:.0f} MiB | {r['spilled'] / MiB:.0f} MiB | {r['startup_rss'] / MiB:.0f} MiB | "
+              f"{r['peak_rss'] / MiB:.0f} MiB |")
 
 
 def main() -> None:

@@ -2,7 +2,8 @@
 
     python bench/sevex_overhead.py [--iterations 5] [--samples 6] [--repeats 20]
 
-Rows: sandbox start (cold: a fresh interpreter per program; warm: taken from a pool started ahead),
+Rows: sandbox start (cold: a fresh interpreter per program; the same with the process reaped before the
+answer is returned, as before reaping moved to the background; warm: taken from a pool started ahead),
 one executed dev sample (sandbox + tool calls on the in-process server + PNG transfer to the model),
 and one whole exploration iteration (three roles + the dev set), all with scripted models that answer
 instantly, so every millisecond is the framework's.
@@ -29,7 +30,7 @@ from trompe_agents.plugins import create_backend  # noqa: E402
 from trompe_agents.sevex.evaluate import Runner  # noqa: E402
 from trompe_agents.sevex.explore import ExploreConfig, Explorer  # noqa: E402
 from trompe_agents.sevex.roles import Roles  # noqa: E402
-from trompe_agents.sevex.sandbox import Sandbox  # noqa: E402
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker  # noqa: E402
 from trompe_agents.sevex.tasks import Task  # noqa: E402
 from trompe_agents.sevex.tree import Implementation  # noqa: E402
 from trompe_agents.toolclient import ToolClient  # noqa: E402
@@ -67,6 +68,20 @@ async def sandbox_starts(repeats: int, warm: int) -> list[float]:
         if warm:
             await asyncio.sleep(0.2)  # the pool refills in the background while the model thinks
     await box.close()
+    return times
+
+
+async def reaped_inline(repeats: int) -> list[float]:
+    """A cold start that waits for the process to be reaped and its folder deleted before answering."""
+    limits = SandboxLimits()
+    job = {"code": TRIVIAL, "prompt": "", "images": [], "question": "", "api": {}}
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        worker = await Worker.start(limits)
+        await worker.run(job, {}, limits)
+        await worker.close()
+        times.append(time.perf_counter() - start)
     return times
 
 
@@ -116,6 +131,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = samples(Path(tmp), args.samples)
         cold = await sandbox_starts(args.repeats, warm=0)
+        inline = await reaped_inline(args.repeats)
         warm = await sandbox_starts(args.repeats, warm=2)
         sample = await per_sample(data, args.repeats)
         iteration = await per_iteration(data, args.iterations, Path(tmp) / "run")
@@ -123,6 +139,7 @@ async def main() -> None:
     print("| what (zero-latency models)                   | median ms |    min ms |    max ms | / cold |")
     print("|----------------------------------------------|-----------|-----------|-----------|--------|")
     print(row("sandbox start, cold (fresh interpreter)", cold, base))
+    print(row("sandbox start, cold, reaped before answering", inline, base))
     print(row("sandbox start, warm pool", warm, base))
     print(row("one dev sample (sandbox+crop+ask, 512x256)", sample, base))
     print(row(f"one iteration ({args.samples} dev samples, 3 roles)", iteration, base))

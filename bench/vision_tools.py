@@ -74,7 +74,8 @@ def print_tool_table(results: dict[str, dict[str, float]]) -> None:
 
 
 def model_throughput(repeat: int, batches: tuple[int, ...]) -> list[dict[str, float | str | int]]:
-    """Full-size architectures through the same loading and inference code the tools use."""
+    """Full-size architectures through the same loading and inference code the tools use (rows printed
+    as they are measured; the first batch size is the baseline of the last column)."""
     import torch
 
     from trompe_vision.depth import predict_depth
@@ -100,6 +101,7 @@ def model_throughput(repeat: int, batches: tuple[int, ...]) -> list[dict[str, fl
             auto_masks(m, im, GRANULARITY["medium"], 0.0) for im in ims]),
     }
     rows = []
+    print("\n" + MODEL_HEADER)
     for name, (spec, run) in tqdm(work.items(), desc="models", unit="model"):
         loaded = load(spec)
         for batch in batches:
@@ -116,20 +118,23 @@ def model_throughput(repeat: int, batches: tuple[int, ...]) -> list[dict[str, fl
                     torch.cuda.synchronize()
                 times.append(time.perf_counter() - start)
             median = statistics.median(times)
-            rows.append({"model": name, "batch": batch, "median_s": median, "images_per_s": batch / median,
-                         "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan"),
-                         "device": f"{loaded.device} {str(loaded.dtype).removeprefix('torch.')}"})
+            row = {"model": name, "batch": batch, "median_s": median, "images_per_s": batch / median,
+                   "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if cuda else float("nan"),
+                   "device": f"{loaded.device} {str(loaded.dtype).removeprefix('torch.')}"}
+            rows.append(row)
+            tqdm.write(model_row(row, next(r["median_s"] for r in rows if r["model"] == name)))
     return rows
 
 
-def print_model_table(rows: list[dict]) -> None:
-    print(f"\n{'model (random weights, 640x480)':<32} {'device':<16} {'batch':>5} {'median ms':>10} "
-          f"{'img/s':>8} {'peak GiB':>9} {'x batch 1 per image':>20}")
-    single = {r["model"]: r["median_s"] for r in rows if r["batch"] == 1}
-    for r in rows:
-        per_image = r["median_s"] / r["batch"] / single.get(r["model"], r["median_s"])
-        print(f"{r['model']:<32} {r['device']:<16} {r['batch']:>5} {r['median_s'] * 1e3:>10.1f} "
-              f"{r['images_per_s']:>8.2f} {r['peak_gib']:>9.2f} {per_image:>20.2f}")
+MODEL_HEADER = (f"{'model (random weights, 640x480)':<32} {'device':<16} {'batch':>5} {'median ms':>10} "
+                f"{'img/s':>8} {'peak GiB':>9} {'per image vs batch 1':>21}")
+
+
+def model_row(row: dict, single_s: float) -> str:
+    """One table line; the last column is per-image time relative to batch 1 (below 1 = batching pays)."""
+    per_image = row["median_s"] / row["batch"] / single_s
+    return (f"{row['model']:<32} {row['device']:<16} {row['batch']:>5} {row['median_s'] * 1e3:>10.1f} "
+            f"{row['images_per_s']:>8.2f} {row['peak_gib']:>9.2f} {per_image:>21.2f}")
 
 
 def main() -> None:
@@ -159,7 +164,6 @@ def main() -> None:
     if torch.cuda.is_available() or args.full:
         batches = tuple(int(b) for b in args.batches.split(","))
         figures["models"] = model_throughput(max(3, args.repeat // 3), batches)
-        print_model_table(figures["models"])
     else:
         print("\nno GPU: full-size timings skipped (run on a CUDA machine, or pass --full to time on CPU)")
     if args.json:

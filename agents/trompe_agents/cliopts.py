@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 from .backends.base import Backend, BackendError, BackendOptions, MissingCredentials
@@ -28,6 +29,11 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
                                                         "(play it back later with --backend replay --model FILE)")
     group.add_argument("--max-retries", type=_non_negative, default=4,
                        help="retries on rate limits, server errors and timeouts (default 4)")
+    group.add_argument("--retry-cap", type=float, default=60.0, metavar="SECONDS",
+                       help="longest retry-after wait honoured before giving up or switching model (default 60)")
+    group.add_argument("--backend-option", action="append", default=[], type=_option, metavar="KEY=VALUE",
+                       help="backend setting, value read as JSON when it parses (e.g. temperature=null, "
+                            "anthropic_version=2023-06-01, native_final=false); repeatable")
     group.add_argument("--max-rounds", type=_positive, default=10,
                        help="tool-call rounds before the agent must answer (default 10)")
 
@@ -42,7 +48,8 @@ def backend_from_args(args: argparse.Namespace, prog: str | None = None) -> Back
             raise SystemExit(f"{prog}: --api-key-env {args.api_key_env}: that environment variable is not set")
     options = BackendOptions(model=args.model, base_url=args.base_url, api_key=api_key,
                              max_retries=args.max_retries, fallback_models=args.fallback_model,
-                             record=args.record)
+                             record=args.record, retry_cap=getattr(args, "retry_cap", 60.0),
+                             extra=dict(getattr(args, "backend_option", None) or []))
     try:
         return create_backend(args.backend, options)
     except MissingCredentials as exc:
@@ -78,6 +85,17 @@ def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
         client = ToolClient.in_process(ServerConfig(tags=tags))
     client.default_tags = tags
     return client
+
+
+def _option(raw: str) -> tuple[str, object]:
+    """KEY=VALUE with VALUE parsed as JSON where it parses (numbers, true/false, null), else kept as text."""
+    key, sep, value = raw.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {raw!r}")
+    try:
+        return key.strip(), json.loads(value)
+    except ValueError:
+        return key.strip(), value
 
 
 def _positive(raw: str) -> int:

@@ -15,6 +15,7 @@ from trompe_server import ToolInputError
 INSTALL_HINT = "install the vision extra: pip install 'trompe[vision]' (torch + transformers)"
 DEVICE_ENV = "TROMPE_VISION_DEVICE"
 DTYPE_ENV = "TROMPE_VISION_DTYPE"
+DOWNLOAD_ENV = "TROMPE_VISION_DOWNLOAD"
 CACHE_SIZE = 4
 
 
@@ -107,12 +108,17 @@ def pick_device(torch) -> tuple[Any, Any]:
     return device, getattr(torch, dtype_name)
 
 
-def _offline() -> bool:
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return True
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _downloads_allowed() -> bool:
+    """Fetching weights is the network; it happens only when the user asked for it and the Hub is not offline."""
+    if not _truthy(DOWNLOAD_ENV) or _truthy("HF_HUB_OFFLINE"):
+        return False
     from huggingface_hub import constants
 
-    return bool(constants.HF_HUB_OFFLINE)
+    return not constants.HF_HUB_OFFLINE
 
 
 def _looks_like_path(source: str) -> bool:
@@ -120,7 +126,7 @@ def _looks_like_path(source: str) -> bool:
 
 
 def _from_pretrained(spec: ModelSpec, source: str, transformers, device, dtype) -> tuple[Any, Any]:
-    """Load from a folder, else from the local Hugging Face cache, else (when online) from the Hub."""
+    """Load from a folder, else from the local Hugging Face cache, else (only when allowed) from the Hub."""
     model_cls = getattr(transformers, spec.model_class)
     processor_cls = getattr(transformers, spec.processor_class)
     where = f"set {spec.env} to a folder saved with save_pretrained, or to a Hub id"
@@ -131,7 +137,7 @@ def _from_pretrained(spec: ModelSpec, source: str, transformers, device, dtype) 
         tries = [dict(local_files_only=True)]
         source = str(path)
     else:
-        tries = [dict(local_files_only=True)] + ([] if _offline() else [dict(local_files_only=False)])
+        tries = [dict(local_files_only=True)] + ([dict(local_files_only=False)] if _downloads_allowed() else [])
     error: Exception | None = None
     for options in tries:
         try:
@@ -140,7 +146,8 @@ def _from_pretrained(spec: ModelSpec, source: str, transformers, device, dtype) 
             return model.to(device).eval(), processor
         except (OSError, ValueError) as exc:
             error = exc
-    hint = " (offline: HF_HUB_OFFLINE is set)" if _offline() else ""
+    hint = "" if _downloads_allowed() else (f" (not in the local cache; downloads are off: set {DOWNLOAD_ENV}=1 "
+                                            "to fetch it from the Hub once, unless HF_HUB_OFFLINE is set)")
     raise ModelUnavailable(spec.env, f"cannot load the {spec.role} {source!r}{hint}: "
                            f"{str(error).splitlines()[0] if error else 'unknown error'}; {where}")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .app import ServerConfig, create_app
 from .errors import PluginError
-from .limits import Limits, parse_limit
+from .limits import Limits, format_limit, parse_limit
 from .plugins import plugin_listing
 
 LIMIT_HELP = {
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     for f in fields(Limits):
         parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, metavar="N",
                             type=LimitArg(f.name, type(getattr(defaults, f.name))),
-                            help=f"{LIMIT_HELP[f.name]} (default {getattr(defaults, f.name)}; "
+                            help=f"{LIMIT_HELP[f.name]} (default {format_limit(getattr(defaults, f.name))}; "
                                  f"env TROMPE_{f.name.upper()})")
     return parser
 

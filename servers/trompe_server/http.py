@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import sys
 
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -58,8 +59,11 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     if not is_loopback(host) and not token:
         raise SystemExit(f"refusing to bind {host}: a non-loopback host needs a bearer token "
                          "(--token or TROMPE_TOKEN)")
-    app = mcp.streamable_http_app(transport_security=security_settings(host, port, allowed_hosts),
-                                  max_request_body_size=max_body, host=host)
+    security = security_settings(host, port, allowed_hosts)
+    if not is_loopback(host) and not allowed_hosts:
+        print(f"trompe-server: requests must name one of these hosts: {', '.join(security.allowed_hosts)}; "
+              "add --allowed-host NAME:PORT for the name remote clients use", file=sys.stderr)
+    app = mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host)
     if token:
         app = BearerAuth(app, token)
     uvicorn.run(app, host=host, port=port, log_level="warning")

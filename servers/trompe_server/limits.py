@@ -40,6 +40,14 @@ class Limits:
         return limits
 
 
+def format_limit(value: int | float) -> str:
+    """The inverse of parse_limit for help texts: 2147483648 -> '2GiB', 3600.0 -> '3600'."""
+    for suffix, scale in (("GiB", GiB), ("MiB", MiB)):
+        if isinstance(value, int) and value >= scale and value % scale == 0:
+            return f"{value // scale}{suffix}"
+    return str(int(value)) if value == int(value) else str(value)
+
+
 def parse_limit(name: str, raw: str, kind: type) -> int | float:
     """Read '2GiB', '512MiB', '50000000' or '3600' into a number, naming the setting on failure."""
     text = raw.strip()

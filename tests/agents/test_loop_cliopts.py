@@ -68,3 +68,25 @@ async def test_server_flags_choose_the_transport():
         offered = {t.name for t in await tools.list_tools()}
         assert local.label == "in-process"
         assert {"sample_color", "list_images", "view_image"} <= offered and "crop" not in offered
+
+
+async def test_backend_options_from_the_command_line_reach_the_vendor_request():
+    from trompe_agents.messages import Message, TextPart
+    from trompe_agents.testing import FakeVendor, final
+
+    with FakeVendor("anthropic", [final("ok")]) as fake:
+        args = parse("--backend", "claude", "--base-url", fake.base_url, "--api-key-env", "PATH",
+                     "--backend-option", "temperature=null", "--backend-option", "anthropic_version=2023-06-01",
+                     "--retry-cap", "7.5")
+        backend = backend_from_args(args)
+        turn = await backend.complete([Message("user", [TextPart("hi")])], [])
+        await backend.aclose()
+    request = fake.requests[0]
+    assert "temperature" not in request.json and request.headers["anthropic-version"] == "2023-06-01"
+    assert turn.sent["temperature_via"] == "not sent"
+
+
+def test_backend_option_must_be_key_value():
+    with pytest.raises(SystemExit):
+        parse("--backend-option", "no-equals-sign")
+    assert parse("--backend-option", "native_final=false").backend_option == [("native_final", False)]

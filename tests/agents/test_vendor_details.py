@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import gc
 
+import anyio
 import pytest
 from test_vendor_roundtrip import SCHEMA, VENDORS, backend_for
 from trompe_agents.backends.base import BackendOptions, MissingCredentials
@@ -210,3 +213,31 @@ async def test_another_backends_assistant_turn_is_translated_not_echoed():
     model_turn = gemini_api.requests[0].json["contents"][1]
     assert model_turn == {"role": "model", "parts": [
         {"functionCall": {"id": tool_call.id, "name": "crop", "args": {"image": "original"}}}]}
+
+
+@pytest.mark.parametrize("label", list(VENDORS))
+def test_a_backend_left_open_does_not_break_the_next_event_loop(label):
+    """Apps that never close a backend must not get errors in a later event loop when it is collected."""
+    errors = []
+    with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
+        backend = backend_for(label, fake)
+        assert anyio.run(backend.complete, question(), []).message.text == "ok"
+        del backend
+
+        async def later():
+            asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+            gc.collect()
+            await anyio.sleep(0.05)
+
+        anyio.run(later)
+    assert errors == []
+
+
+@pytest.mark.parametrize("label", list(VENDORS))
+def test_one_backend_serves_successive_event_loops(label):
+    """Sync callers may run each sample in its own event loop; connections never leak across loops."""
+    with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
+        backend = backend_for(label, fake)
+        turns = [anyio.run(backend.complete, question(), []) for _ in range(2)]
+    assert [t.message.text for t in turns] == ["ok", "ok"] and len(fake.requests) == 2
+    assert not any("retries" in t.sent for t in turns)

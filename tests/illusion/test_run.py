@@ -162,3 +162,20 @@ async def test_every_vendor_runs_the_agent_and_sends_the_answer_schema(probes, t
         sent = json.dumps(vendor.bodies)
         assert "enum" in sent and "draw_line" in sent and "compare_crops" in sent, backend_name
         assert "sample_color" not in sent, backend_name  # Task I never offers analysis tools
+
+
+async def test_recorded_run_replays_offline_with_the_same_results(probes, tmp_path):
+    cassette = tmp_path / "cassette.jsonl"
+    with FakeVendor("gemini", gemini_script) as vendor:
+        recorder = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
+                                                           api_key="test", max_retries=0, record=str(cassette)))
+        async with ToolClient.in_process() as tools:
+            live = await run_samples(probes[:3], recorder, tools, AgentConfig(task=1),
+                                     RunOptions(out=tmp_path / "live", concurrency=3, progress=False))
+    replay = create_backend("replay", BackendOptions(model=str(cassette)))  # the vendor is gone now
+    async with ToolClient.in_process() as tools:
+        again = await run_samples(probes[:3], replay, tools, AgentConfig(task=1),
+                                  RunOptions(out=tmp_path / "replay", concurrency=1, progress=False))
+    keep = ("answer", "agent", "tool_calls", "rounds", "correct")
+    assert {i: {k: r[k] for k in keep} for i, r in again.items()} == \
+        {i: {k: r[k] for k in keep} for i, r in live.items()}

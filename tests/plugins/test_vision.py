@@ -195,11 +195,13 @@ async def test_missing_model_folder_names_the_variable(client, open_image, monke
     assert result_image(depth).size == (64, 48)
 
 
-async def test_uncached_hub_model_offline_says_what_to_set(client, open_image, monkeypatch):
+async def test_uncached_hub_model_is_not_downloaded_unless_asked(client, open_image, monkeypatch):
     monkeypatch.delenv("TROMPE_SEGMENTER_MODEL")
+    monkeypatch.delenv("HF_HUB_OFFLINE")  # even online, nothing is fetched without TROMPE_VISION_DOWNLOAD=1
+    monkeypatch.delenv("TROMPE_VISION_DOWNLOAD", raising=False)
     session = await open_image()
     await refused(client, session, "segment_and_mark", "TROMPE_SEGMENTER_MODEL", "facebook/sam-vit-base",
-                  "HF_HUB_OFFLINE", image="original")
+                  "TROMPE_VISION_DOWNLOAD=1", image="original")
 
 
 async def test_without_torch_the_error_says_what_to_install_and_core_tools_work(client, open_image,

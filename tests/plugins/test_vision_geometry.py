@@ -8,8 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trompe_server import ToolInputError
+from trompe_server.cli import main
 from trompe_vision.detect import Detection, merge, overlap, parse_query, tile_starts
 from trompe_vision.overlay import colorize
+from trompe_vision.runtime import DEPTH, model_source
 
 
 @st.composite
@@ -78,3 +80,13 @@ def test_depth_colormap_gets_brighter_as_points_get_nearer(values):
     rgb = np.asarray(colorize(ordered)).astype(float)[0]
     luminance = rgb @ [0.299, 0.587, 0.114]
     assert (np.diff(luminance) >= -0.75).all()  # rounding to uint8 aside
+
+
+def test_server_env_option_sets_the_model_variables(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("TROMPE_DEPTH_MODEL", "unchanged")  # restored after the test
+    main(["--env", f"TROMPE_DEPTH_MODEL={tmp_path}", "--plugins", "vision", "--list-tools"])
+    assert "estimate_depth" in capsys.readouterr().out
+    assert model_source(DEPTH) == str(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["--env", "no-equals-sign", "--list-tools"])
+    assert "is not KEY=VALUE" in capsys.readouterr().err

@@ -11,7 +11,6 @@ import httpx2
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from PIL import Image
 
 from imagekit import gradient, png_bytes, result_image
@@ -67,7 +66,8 @@ def http_server(tmp_path_factory):
 
 
 async def test_http_server_with_token(http_server):
-    async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                  timeout=httpx2.Timeout(30, read=300)) as http:
         async with Client(streamable_http_client(http_server, http_client=http)) as client:
             await exercise(client)
 
@@ -75,7 +75,7 @@ async def test_http_server_with_token(http_server):
 @pytest.mark.parametrize("headers", [{"Authorization": "Bearer wrong"}, {}])
 async def test_http_refuses_missing_or_wrong_token(http_server, headers):
     with pytest.RaisesGroup(pytest.RaisesExc(MCPError), flatten_subgroups=True):
-        async with create_mcp_http_client(headers=headers) as http:
+        async with httpx2.AsyncClient(headers=headers) as http:
             async with Client(streamable_http_client(http_server, http_client=http)) as client:
                 await client.list_tools()
     async with httpx2.AsyncClient() as http:

@@ -50,13 +50,9 @@ async def explore(out: Path, dev_file: Path, iterations: int, *, explorer=script
                   target=scripted_models.target, task: Task = TASK, **config) -> tuple[Explorer, object]:
     """Run (or resume) an exploration in `out` with function-backend models; returns the explorer and best node."""
     dev = list(load_dataset(dev_file))
-    sandbox = Sandbox(warm=1)
-    async with ToolClient.in_process() as tools:
+    async with Sandbox(warm=1) as sandbox, ToolClient.in_process() as tools:
         runner = await Runner.create(tools, function_backend(target), task, sandbox, concurrency=3)
         explorer_ = Explorer(out, runner, Roles(function_backend(explorer), "target"), dev,
                              ExploreConfig(iterations=iterations, **config), progress=False)
-        try:
-            best = await explorer_.run(resume=(out / "state.json").exists())
-        finally:
-            await sandbox.close()
+        best = await explorer_.run(resume=(out / "state.json").exists())
     return explorer_, best

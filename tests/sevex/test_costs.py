@@ -38,7 +38,8 @@ def target_script(log: list):
         parts = []
         for part in body["contents"][-1]["parts"]:
             blob = part.get("inlineData") or part.get("inline_data")
-            parts.append(ImagePart("x", base64.urlsafe_b64decode(blob["data"])) if blob else TextPart(part.get("text", "")))
+            parts.append(ImagePart("x", base64.urlsafe_b64decode(blob["data"])) if blob
+                         else TextPart(part.get("text", "")))
         log.append("target")
         return Reply(text=scripted_models.target([Message("user", parts)], []), usage=TOKENS["target"])
     return script

@@ -19,6 +19,7 @@ from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import ExploreConfig, Explorer, RunExists
 from trompe_agents.sevex.roles import Roles
 from trompe_agents.sevex.sandbox import Sandbox
+from trompe_agents.sevex.show import render
 from trompe_agents.toolclient import ToolClient
 
 
@@ -106,7 +107,8 @@ def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set):
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     assert json.loads((cut / "state.json").read_text())["iteration"] < 3
-    resumed = _sevex("explore", *common, "--out", str(cut), "--resume", env=env)
+    # --resume needs nothing but the folder: task, dev set, models and iterations come from run.json
+    resumed = _sevex("explore", "--out", str(cut), "--resume", "--no-progress", env=env)
     assert resumed.wait(timeout=240) == 0, resumed.stdout.read()
     assert _normalised_tree(cut) == _normalised_tree(whole)
     assert "best dev accuracy 1.000" in resumed.stdout.read()
@@ -123,3 +125,44 @@ def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set):
     assert shown.returncode == 0
     page = (cut / "report.html").read_text()
     assert page.count("<details") == len(_normalised_tree(cut)) and "best-line" in page
+
+
+async def test_a_failing_engineer_fails_its_node_and_the_search_goes_on(tmp_path, dev_set):
+    def broken_engineer(messages, tools):
+        if "You are the Engineer" in messages[0].text:
+            return "Sorry, I cannot write that."  # not JSON, even after the corrective retry
+        return scripted_models.explorer(messages, tools)
+
+    explorer, best = await explore(tmp_path / "run", dev_set, iterations=3, explorer=broken_engineer)
+    tree = explorer.tree
+    failed = [n for n in tree.executed() if n.id != 0]
+    assert len(failed) == 3 and all("engineer: no usable reply" in n.experiment.failure for n in failed)
+    assert best.id == 0
+    # Each failure was replaced by a sibling, so the root still offers k=3 untried ideas.
+    assert sum(not c.executed for c in tree.children(0)) == 3
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert [h["iteration"] for h in state["history"]] == [0, 1, 2, 3]
+    assert [h["node"] for h in state["history"][1:]] == [n.id for n in failed]
+    assert render(tmp_path / "run").count("failed: engineer: no usable reply") == 3  # the HTML view says why
+
+
+async def test_an_ideator_without_ideas_spends_iterations_without_crashing(tmp_path, dev_set):
+    def no_ideas(messages, tools):
+        return {"ideas": []} if "You are the Ideator" in messages[0].text else scripted_models.explorer(
+            messages, tools)
+
+    explorer, best = await explore(tmp_path / "run", dev_set, iterations=2, explorer=no_ideas)
+    assert list(explorer.tree.nodes) == [0] and best.id == 0
+    assert explorer.tree.root.visits == 3  # each iteration went down to the root and asked for ideas again
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert state["iteration"] == 2 and [h["node"] for h in state["history"]] == [0, None, None]
+
+
+async def test_resume_trusts_the_single_checkpoint_file(tmp_path, dev_set):
+    """A kill between writing state.json and tree.json must not make --resume repeat or skip work."""
+    whole, _ = await explore(tmp_path / "whole", dev_set, iterations=2)
+    await explore(tmp_path / "cut", dev_set, iterations=1)
+    (tmp_path / "cut" / "tree.json").write_text((tmp_path / "whole" / "tree.json").read_text())  # out of step
+    resumed, _ = await explore(tmp_path / "cut", dev_set, iterations=2)
+    assert _normalised_tree(tmp_path / "cut") == _normalised_tree(tmp_path / "whole")
+    assert len(resumed.tree.executed()) == len(whole.tree.executed()) == 3

@@ -1,8 +1,14 @@
 """Generated code runs in a locked-down child process: escapes and runaway programs fail cleanly."""
 
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+
 import pytest
 
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
 
 API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
 
@@ -41,6 +47,10 @@ async def test_program_calls_back_the_api_and_returns_its_answer(sandbox):
     ("import os\nreturn os.system('true')", "forbidden", "import of 'os' is not allowed"),
     ("real = __builtins__['__import__'] if isinstance(__builtins__, dict) else __builtins__.__import__\n"
      "os = real.__closure__[0].cell_contents('os')\nreturn os.listdir('/')", "forbidden", "os.listdir"),
+    ("cells = [c.cell_contents for c in crop.__closure__]\n"
+     "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
+     "pipe = next(c.cell_contents for c in send.__closure__ if hasattr(c.cell_contents, 'write'))\n"
+     "pipe.write('not json\\n')\npipe.flush()\nreturn 'x'", "forbidden", "wrote to the sandbox's channel"),
     ("while True:\n    pass", "timeout", "CPU time limit"),
     ("x = bytearray(2 * 1024 ** 3)\nreturn len(x)", "memory", "memory limit"),
     ("return 1 / 0", "exception", "ZeroDivisionError"),
@@ -67,8 +77,9 @@ async def test_wall_clock_limit_stops_a_program_waiting_on_calls():
         import asyncio
         await asyncio.sleep(5)
 
-    result = await box.run("def main(images, question):\n    return crop('original', [0, 0, 1, 1])", "", [], "",
-                           API, {"crop": slow})
+    async with box:
+        result = await box.run("def main(images, question):\n    return crop('original', [0, 0, 1, 1])", "", [],
+                               "", API, {"crop": slow})
     assert result.kind == "timeout" and "0.5 s" in result.error
 
 
@@ -85,3 +96,53 @@ async def test_a_failing_api_call_is_an_exception_the_program_can_catch(sandbox)
 async def test_code_without_main_is_reported(sandbox):
     result = await sandbox.run("x = 1", "", [], "", API, {})
     assert result.kind == "exception" and "main(images, question)" in result.error
+
+
+def sandbox_children() -> set[int]:
+    """Our live sandbox child processes (read from /proc, so nothing of ours is trusted to report them)."""
+    pids = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        pids |= {int(p) for p in (task / "children").read_text().split()}
+    alive = set()
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            continue
+        if status != "Z" and b"sandbox_child.py" in cmdline:
+            alive.add(pid)
+    return alive
+
+
+def sandbox_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("sevex-sandbox-*"))
+
+
+async def test_cancelled_runs_and_close_leave_no_process_or_folder():
+    before = sandbox_folders()
+    box = Sandbox(SandboxLimits(wall_seconds=30), warm=2)
+
+    async def forever(args):
+        await asyncio.sleep(60)
+
+    code = "def main(images, question):\n    return crop('original', [0, 0, 1, 1])"
+    runs = [asyncio.ensure_future(box.run(code, "", [], "", API, {"crop": forever})) for _ in range(3)]
+    deadline = time.monotonic() + 20
+    while len(sandbox_children()) < 5 and time.monotonic() < deadline:  # 3 programs waiting + 2 warm
+        await asyncio.sleep(0.05)
+    assert len(sandbox_children()) == 5
+    for run_ in runs:
+        run_.cancel()
+    await asyncio.gather(*runs, return_exceptions=True)
+    await box.close()
+    assert sandbox_children() == set() and sandbox_folders() <= before
+    with pytest.raises(asyncio.CancelledError):
+        await runs[0]
+
+
+async def test_a_warm_worker_whose_parent_goes_away_removes_its_folder():
+    worker = await Worker.start(SandboxLimits())
+    worker.process.stdin.close()  # what the child sees when the parent is killed: end of input, no job
+    assert await asyncio.wait_for(worker.process.wait(), 10) == 0
+    assert not worker.folder.exists()

@@ -41,14 +41,17 @@ class ClaudeBackend(VendorBackend):
     """Claude through the official async SDK, with our retry policy instead of the SDK's."""
 
     name = "claude"
-    default_model = "claude-sonnet-4-5"
+    default_model = "claude-sonnet-4-6"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        super().__init__(options, sleep)
         self.version = options.extra.get("anthropic_version")
-        self.client = anthropic.AsyncAnthropic(
-            api_key=api_key(options, self.name, "ANTHROPIC_API_KEY"), base_url=options.base_url,
-            max_retries=0, timeout=options.timeout,
+        super().__init__(options, sleep)
+
+    def new_client(self) -> anthropic.AsyncAnthropic:
+        # Our own http client, as in openai_responses.make_client: safe to garbage-collect after its loop closed.
+        return anthropic.AsyncAnthropic(
+            api_key=api_key(self.options, self.name, "ANTHROPIC_API_KEY"), base_url=self.options.base_url,
+            max_retries=0, timeout=self.options.timeout, http_client=anthropic.DefaultAsyncHttpxClient(),
             default_headers={"anthropic-version": self.version} if self.version else None)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:

@@ -54,15 +54,17 @@ class GeminiBackend(VendorBackend):
     default_model = "gemini-2.5-flash"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
+        self.synthetic = itertools.count(1)
         super().__init__(options, sleep)
+
+    def new_client(self) -> genai.Client:
+        options = self.options
         http = types.HttpOptions(base_url=options.base_url, api_version=options.extra.get("api_version", "v1beta"),
                                  timeout=int(options.timeout * 1000))
-        self.client = genai.Client(api_key=api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY"),
-                                   http_options=http)
-        self.synthetic = itertools.count(1)
+        return genai.Client(api_key=api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY"), http_options=http)
 
-    async def close_client(self) -> None:
-        await self.client.aio.aclose()
+    async def close_client(self, client: genai.Client) -> None:
+        await client.aio.aclose()
 
     def to_contents(self, model: str, messages: list[Message]) -> list[types.Content]:
         """Neutral messages as Contents; each run of tool results becomes one user turn."""

@@ -29,9 +29,11 @@ class OpenAIChatBackend(VendorBackend):
     default_model = "gpt-4.1-mini"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        super().__init__(options, sleep)
         self.local = bool(options.base_url or os.environ.get("OPENAI_BASE_URL"))
-        self.client = make_client(options, self.name, keyless_ok=True)
+        super().__init__(options, sleep)
+
+    def new_client(self) -> Any:
+        return make_client(self.options, self.name, keyless_ok=True)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Neutral messages as chat messages, tool-result images moved into a trailing user message."""

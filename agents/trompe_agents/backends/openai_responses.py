@@ -11,7 +11,7 @@ import openai
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
-from .retry import Failure, Sleep
+from .retry import Failure
 from .vendor import VendorBackend, api_key, data_url, http_failure, json_schema_strict, parts_of, result_text
 from .vendor import tool_call as neutral_call
 
@@ -25,7 +25,10 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
         key = "not-needed"  # vLLM, Ollama and llama.cpp ignore it, the SDK insists on one
     else:
         key = api_key(options, backend, "OPENAI_API_KEY")
-    return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout)
+    # Our own http client: the SDK's default one closes itself on garbage collection by scheduling the close
+    # on whatever event loop runs then, which fails when the pool belongs to an earlier, closed loop.
+    return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout,
+                              http_client=openai.DefaultAsyncHttpxClient())
 
 
 def classify(exc: BaseException) -> Failure | None:
@@ -59,9 +62,8 @@ class OpenAIResponsesBackend(VendorBackend):
     name = "openai"
     default_model = "gpt-4.1-mini"
 
-    def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        super().__init__(options, sleep)
-        self.client = make_client(options, self.name)
+    def new_client(self) -> openai.AsyncOpenAI:
+        return make_client(self.options, self.name)
 
     def to_input(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Neutral messages as Responses input items; the model's own output items are echoed as received."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -108,12 +109,13 @@ class VendorBackend:
 
     name: ClassVar[str]
     default_model: ClassVar[str]
-    client: Any
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.options = options
         self.retrier = Retrier(options, self.classify, self.default_model, sleep=sleep)
         self.temperature = temperature_option(options.extra.get("temperature", 0))
+        self._client = self.new_client()  # now, so a missing key is reported before any work starts
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> VendorBackend:
@@ -123,9 +125,20 @@ class VendorBackend:
     def model(self) -> str:
         return self.retrier.model
 
+    @property
+    def client(self) -> Any:
+        """The SDK client for the running event loop: a connection pool cannot move to another loop."""
+        loop = asyncio.get_running_loop()
+        if self._client_loop is None:
+            self._client_loop = loop
+        elif self._client_loop is not loop:
+            self._client, self._client_loop = self.new_client(), loop
+        return self._client
+
     async def aclose(self) -> None:
-        """Close the SDK's connection pool (inside the event loop that used it)."""
-        await self.close_client()
+        """Close the SDK's connection pool, if it belongs to this event loop (an older one's died with it)."""
+        if self._client_loop in (None, asyncio.get_running_loop()):
+            await self.close_client(self._client)
 
     async def __aenter__(self) -> VendorBackend:
         return self
@@ -133,8 +146,12 @@ class VendorBackend:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def close_client(self) -> None:
-        await self.client.close()
+    def new_client(self) -> Any:
+        """The vendor SDK's async client, SDK retries off."""
+        raise NotImplementedError
+
+    async def close_client(self, client: Any) -> None:
+        await client.close()
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema], *,
                        final_schema: dict[str, Any] | None = None, max_output_tokens: int = 4096) -> Turn:

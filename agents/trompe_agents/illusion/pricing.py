@@ -15,6 +15,7 @@ PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
     "claude-haiku-4-5": (1.00, 5.00),
     "claude-sonnet-4-5": (3.00, 15.00),
+    "claude-sonnet-4-6": (3.00, 15.00),
 }
 
 

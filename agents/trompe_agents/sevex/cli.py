@@ -100,6 +100,13 @@ def _load(path: Path, fmt: str | None):
     return list(load_dataset(path, format=fmt))
 
 
+async def _close(*backends) -> None:
+    """Close the SDK clients inside the event loop that used them (not later, from the garbage collector)."""
+    for backend in backends:
+        if hasattr(backend, "aclose"):
+            await backend.aclose()
+
+
 def _same_dev(samples: list, ids: list[str]) -> list:
     """On --resume, exactly the dev samples the run started with, in their order."""
     by_id = {s.id: s for s in samples}
@@ -119,7 +126,8 @@ async def _explore(args: argparse.Namespace) -> int:
                 setattr(args, f"{role}_model", getattr(args, f"{role}_model") or run[role]["model"])
     else:
         if args.dev is None or args.task is None:
-            raise SystemExit("sevex: --task and --dev are required for a new run")
+            raise SystemExit(f"sevex: {args.out} holds no run to resume; --task and --dev start a new one"
+                             if args.resume else "sevex: --task and --dev are required for a new run")
         for role, default in DEFAULT_BACKENDS.items():
             setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or default)
         config = ExploreConfig(iterations=args.iterations or DEFAULT_ITERATIONS, k=args.k, strategy=args.strategy,
@@ -127,8 +135,9 @@ async def _explore(args: argparse.Namespace) -> int:
                                tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
                "format": args.format, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
-               "config": config.to_json(), "explorer": {"backend": args.explorer_backend, "model": args.explorer_model},
-               "target": {"backend": args.target_backend, "model": args.target_model}}
+               "config": config.to_json()}
+    for role in DEFAULT_BACKENDS:  # the models this session really uses
+        run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model")}
     config = ExploreConfig.from_json(run["config"])
     config.iterations = args.iterations or config.iterations
     run["config"] = config.to_json()
@@ -153,6 +162,7 @@ async def _explore(args: argparse.Namespace) -> int:
             raise SystemExit(f"sevex: {exc}") from None
         finally:
             await sandbox.close()
+            await _close(explorer, target)
     resolve(args.out).save(args.out / "best")
     print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
     print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
@@ -172,6 +182,7 @@ async def _apply(args: argparse.Namespace) -> int:
                         else await runner.evaluate_agentic(samples))
         finally:
             await sandbox.close()
+            await _close(target)
     out = args.out or args.source / f"apply-{args.dataset.stem}.jsonl"
     with out.open("w") as f:
         for o in outcomes:

@@ -19,7 +19,7 @@ from ..toolclient import ToolClient
 from .sandbox import Sandbox
 from .tasks import Task, question_text
 from .tree import Implementation
-from .visual_api import SampleBridge, api_signatures
+from .visual_api import SampleBridge, api_reference, api_signatures
 
 INPUT_NAMES = ["original", "image_2", "image_3", "image_4"]
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
@@ -55,12 +55,15 @@ class Runner:
     tool_names: list[str]
     api: dict[str, list[str]]
     concurrency: int = 4
+    tool_doc: str = ""  # the API reference the Engineer and Ideator are shown
 
     @classmethod
     async def create(cls, tools: ToolClient, target: Backend, task: Task, sandbox: Sandbox,
                      concurrency: int = 4) -> Runner:
-        schemas = await tools.list_tools(tags=list(task.tags))
-        return cls(tools, target, task, sandbox, [t.name for t in schemas], api_signatures(schemas), concurrency)
+        """Programs may use the task's tool tags, or the ones the user chose with --tools."""
+        schemas = await tools.list_tools(tags=tools.default_tags or list(task.tags))
+        return cls(tools, target, task, sandbox, [t.name for t in schemas], api_signatures(schemas), concurrency,
+                   api_reference(schemas))
 
     async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
         """Every sample in order; failures are outcomes, never exceptions."""

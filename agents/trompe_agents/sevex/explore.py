@@ -13,11 +13,10 @@ from tqdm import tqdm
 
 from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
-from .evaluate import Outcome, Runner, accuracy, representatives
+from .evaluate import INPUT_NAMES, Outcome, Runner, accuracy, representatives
 from .nuct import NUCTParams, select
 from .roles import Costs, RoleError, Roles
 from .tree import Experiment, Implementation, Node, SelfEval, Tree, write_json_atomic
-from .visual_api import api_reference
 
 NAIVE = Implementation(
     code="def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n",
@@ -61,7 +60,7 @@ class Explorer:
         self.tree = Tree()
         self.history: list[dict[str, Any]] = []
         self.iteration = 0
-        self.tool_doc = api_reference([])
+        self.tool_doc = runner.tool_doc
 
     # checkpoints ------------------------------------------------------------
     def _checkpoint(self) -> None:
@@ -82,8 +81,6 @@ class Explorer:
     async def run(self, resume: bool = False) -> Node:
         """Explore until `iterations` are done; returns the best node."""
         self.out.mkdir(parents=True, exist_ok=True)
-        schemas = await self.runner.tools.list_tools(tags=list(self.runner.task.tags))
-        self.tool_doc = api_reference(schemas)
         if (self.out / "state.json").exists():
             if not resume:
                 raise RunExists(f"{self.out} already holds a run; pass --resume to continue it or choose "
@@ -163,7 +160,7 @@ class Explorer:
             idea = ("Write a variation of this visual prompt that should score higher.\n"
                     f"Code:\n{parent.implementation.code if parent.implementation else NAIVE.code}\n"
                     f"Prompt: {parent.implementation.prompt if parent.implementation else NAIVE.prompt}")
-        names = ["original", "image_2", "image_3", "image_4"][:max(len(s.images) for s in self.dev)]
+        names = INPUT_NAMES[:max(len(s.images) for s in self.dev)]
         return await self.roles.implement(task=task.description, idea=idea, insights=self._insights(node),
                                           tools=self.tool_doc, image_names=names, answer_format=task.answer_format)
 

@@ -39,7 +39,8 @@ class PromptDir:
 def from_node(tree: Tree, node: Node, run: dict[str, Any]) -> PromptDir:
     """Package one node of a run with what is needed to trust and reuse it."""
     return PromptDir(node.implementation, {
-        "task": run.get("task"), "task_description": run.get("task_description"), "node": node.id, "idea": node.idea, "dev_accuracy": node.reward,
+        "task": run.get("task"), "task_description": run.get("task_description"), "node": node.id,
+        "idea": node.idea, "dev_accuracy": node.reward,
         "dev_size": len(node.experiment.results) if node.experiment else 0, "strategy": run.get("strategy"),
         "target": run.get("target"), "lineage": [n.idea for n in reversed(tree.ancestors(node.id))],
         "insights": node.experiment.insights if node.experiment else [],

@@ -63,12 +63,13 @@ class Worker:
         return cls(process, folder)
 
     async def run(self, job: dict[str, Any], handlers: dict[str, Handler], limits: SandboxLimits) -> ProgramResult:
+        """One job; however it ends (answer, error, timeout, cancellation) the process is killed at once."""
         try:
             return await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
             return ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")
         finally:
-            await self.close()
+            self.kill()
 
     async def _converse(self, job, handlers, limits) -> ProgramResult:
         proc = self.process
@@ -83,7 +84,12 @@ class Worker:
                 reason = {-24: "CPU time limit reached", -9: "killed (memory or CPU limit)"}.get(
                     code, f"the program's process ended unexpectedly (exit {code})")
                 return ProgramResult(None, reason, kind, calls=calls)
-            message = json.loads(line)
+            try:
+                message = json.loads(line)
+                message["type"], message.get("name"), message.get("args")
+            except (ValueError, TypeError, KeyError, AttributeError):  # only a program tampering with the pipe
+                return ProgramResult(None, f"the program wrote to the sandbox's channel: {line[:80]!r}", "forbidden",
+                                     calls=calls)
             if message["type"] == "done":
                 return ProgramResult(message["answer"], log=message.get("log", ""), calls=calls)
             if message["type"] == "error":
@@ -106,34 +112,71 @@ class Worker:
         except Exception as exc:  # any failure of a call is the program's to handle, never ours to crash on
             return {"ok": False, "error": f"{name}: {exc}"}
 
-    async def close(self) -> None:
+    def kill(self) -> None:
         if self.process.returncode is None:
-            self.process.kill()
+            try:
+                self.process.kill()
+            except ProcessLookupError:  # it exited between the check and the signal
+                pass
+
+    async def close(self) -> None:
+        """Kill, reap and delete the folder (even if this is cancelled while waiting)."""
+        self.kill()
+        try:
             await self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class Sandbox:
-    """Runs programs in fresh child processes, keeping `warm` of them started ahead of time."""
+    """Runs programs in fresh child processes, keeping `warm` of them started ahead of time.
+
+    Finished processes are reaped in the background: `await close()` (or `async with Sandbox(...)`) before
+    the event loop ends."""
 
     def __init__(self, limits: SandboxLimits | None = None, warm: int = 0):
         self.limits = limits or SandboxLimits()
         self.warm = warm
         self._ready: list[asyncio.Task[Worker]] = []
+        self._closing: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     def _refill(self) -> None:
-        while len(self._ready) < self.warm:
+        while not self._closed and len(self._ready) < self.warm:
             self._ready.append(asyncio.ensure_future(Worker.start(self.limits)))
+
+    def _retire(self, worker: Worker) -> None:
+        """Kill now; reap and clean up in the background, so a finished program's answer is not kept waiting."""
+        worker.kill()
+        task = asyncio.ensure_future(worker.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def run(self, code: str, prompt: str, images: list[str], question: str,
                   api: dict[str, list[str]], handlers: dict[str, Handler]) -> ProgramResult:
         """Run `main(images, question)` of `code`; `api` names each callable and its parameter order."""
         worker = await (self._ready.pop(0) if self._ready else Worker.start(self.limits))
-        self._refill()
-        job = {"code": code, "prompt": prompt, "images": images, "question": question, "api": api}
-        return await worker.run(job, handlers, self.limits)
+        try:
+            self._refill()
+            job = {"code": code, "prompt": prompt, "images": images, "question": question, "api": api}
+            return await worker.run(job, handlers, self.limits)
+        finally:
+            self._retire(worker)
+
+    async def __aenter__(self) -> Sandbox:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
-        for task in self._ready:
-            await (await task).close()
-        self._ready.clear()
+        """Stop the pool: no more warm starts; every started process is killed and reaped, its folder deleted."""
+        self._closed = True
+        ready, self._ready = self._ready, []
+        for task in ready:
+            try:
+                self._retire(await task)
+            except Exception:  # noqa: BLE001 -- a start that failed left nothing behind
+                continue
+        while self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)

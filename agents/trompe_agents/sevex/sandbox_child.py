@@ -66,7 +66,11 @@ def lock_down(folder: str) -> None:
 def main() -> None:
     folder = sys.argv[1]
     channel_in, channel_out = sys.stdin, sys.stdout
-    job = json.loads(channel_in.readline())
+    line = channel_in.readline()
+    if not line:  # the parent went away before giving a job (killed or closed): leave nothing behind
+        os.rmdir(folder)
+        return
+    job = json.loads(line)
     os.chdir(folder)
     captured = io.StringIO()
     sys.stdout = sys.stderr = captured
