@@ -12,6 +12,15 @@ from trompe_server.limits import Limits
 from imagekit import data_url, gradient
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Dataset loaders cache embedded images under XDG_CACHE_HOME; tests keep theirs out of the user's home."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    mp.undo()
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

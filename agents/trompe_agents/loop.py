@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .answers import AnswerError, parse_answer
+from .final_answer import AnswerError, parse_answer
 from .backends.base import Backend
 from .messages import ImagePart, Message, TextPart, ToolCall, Usage
 from .toolclient import SessionInfo, ToolClient, ToolResultParts

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trompe_agents.answers import AnswerError, parse_answer
+from trompe_agents.final_answer import AnswerError, parse_answer
 
 SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["A", "B", "C", "D"]},
                                            "reason": {"type": "string"}},

@@ -132,6 +132,17 @@ def test_blink_writes_each_image_and_reads_letters(tmp_path):
     assert samples[0].metadata["prompt"].startswith("Which point")
 
 
+def test_embedded_images_default_to_a_cache_reused_by_later_loads(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    path = files.write_blink(tmp_path / "val.parquet", 2, images=2)
+    first = [s.images for s in load_dataset(path)]
+    assert all(p.is_relative_to((tmp_path / "xdg" / "trompe" / "blink").resolve()) for ims in first for p in ims)
+    assert [s.images for s in load_dataset(path)] == first  # same file: same folder, nothing new written
+    other = files.write_blink(tmp_path / "other" / "val.parquet", 2, images=2)
+    assert load_dataset(other).samples[0].images[0].parent != first[0][0].parent
+    assert len(list((tmp_path / "xdg" / "trompe" / "blink").iterdir())) == 2
+
+
 def test_blink_test_split_has_hidden_answers(tmp_path):
     samples = list(load_dataset(files.write_blink(tmp_path / "test.parquet", 2, split="test"),
                                 images_root=tmp_path / "c"))

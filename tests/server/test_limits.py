@@ -14,7 +14,7 @@ from imagekit import data_url, gradient
 from serverkit import same_pixels
 from trompe_server.cli import build_parser, config_from_args
 from trompe_server.limits import GiB, MiB, Limits, format_limit
-DOC = Path(__file__).parents[2] / "docs" / "readme" / "10-server.md"
+DOC = Path(__file__).parents[2] / "README.md"
 
 
 async def open_with(client, im=None) -> str:

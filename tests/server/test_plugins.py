@@ -112,7 +112,7 @@ def test_extra_plugins_register_programmatically_and_conflicts_name_both():
 
 def test_readme_plugin_example_is_the_tested_package():
     """The README's plugin listing must be exactly the package the discovery tests install."""
-    doc = (Path(__file__).parents[2] / "docs" / "readme" / "10-server.md").read_text()
+    doc = (Path(__file__).parents[2] / "README.md").read_text()
     example = Path(__file__).parent / "example_plugin"
     for name, fence in (("pyproject.toml", "toml"), ("trompe_posterize/__init__.py", "python")):
         assert f"`{name}`:\n\n```{fence}\n{(example / name).read_text()}```" in doc, name

@@ -15,6 +15,7 @@ import scripted_models
 
 from trompe_agents.messages import ImagePart, Message, TextPart
 from trompe_agents.sevex.cli import main
+from trompe_agents.sevex.show import render
 from trompe_agents.testing import FakeVendor, Reply, Tokens
 
 TOKENS = {"ideator": Tokens(1000, 50, 7), "engineer": Tokens(2000, 300, 11), "analyst": Tokens(1500, 120, 13),
@@ -79,6 +80,9 @@ def test_tokens_per_role_stage_iteration_and_sample_match_the_vendors(tmp_path, 
             str(i): total(seg) for i, seg in enumerate(segments)}
         assert [h["exploration_tokens"] for h in state["history"]][-1] == sum(
             sum(total(seg).values()) for seg in segments)
+        page = render(run)  # the HTML view shows the same numbers
+        assert f"<td>engineer</td><td>{costs['by_role']['engineer']['input_tokens']:,}</td>" in page
+        assert f"<td>execution</td><td>{costs['by_stage']['execution']['input_tokens']:,}</td>" in page
 
         # apply: each sample's program asks the target once, so each sample costs one target reply.
         best = json.loads((run / "best" / "meta.json").read_text())

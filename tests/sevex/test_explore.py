@@ -14,6 +14,7 @@ import pytest
 import scripted_models
 from sevex_support import HERE, TASK, explore, function_backend
 
+from trompe_agents.backends.base import QuotaExhausted
 from trompe_agents.datasets import load_dataset
 from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import ExploreConfig, Explorer, RunExists
@@ -158,11 +159,19 @@ async def test_an_ideator_without_ideas_spends_iterations_without_crashing(tmp_p
     assert state["iteration"] == 2 and [h["node"] for h in state["history"]] == [0, None, None]
 
 
-async def test_resume_trusts_the_single_checkpoint_file(tmp_path, dev_set):
-    """A kill between writing state.json and tree.json must not make --resume repeat or skip work."""
+async def test_resume_after_a_torn_checkpoint_or_an_exhausted_quota(tmp_path, dev_set):
+    """A kill between writing state.json and tree.json, or a target out of quota, must not make --resume
+    repeat, skip or mis-score work."""
     whole, _ = await explore(tmp_path / "whole", dev_set, iterations=2)
-    await explore(tmp_path / "cut", dev_set, iterations=1)
+    await explore(tmp_path / "cut", dev_set, iterations=0)  # the root and its first ideas
     (tmp_path / "cut" / "tree.json").write_text((tmp_path / "whole" / "tree.json").read_text())  # out of step
+
+    def no_quota(messages, tools):
+        raise QuotaExhausted("target: you exceeded your current quota")
+
+    with pytest.raises(QuotaExhausted):  # the run stops instead of scoring the idea 0
+        await explore(tmp_path / "cut", dev_set, iterations=2, target=no_quota)
+    assert json.loads((tmp_path / "cut" / "state.json").read_text())["iteration"] == 0
     resumed, _ = await explore(tmp_path / "cut", dev_set, iterations=2)
     assert _normalised_tree(tmp_path / "cut") == _normalised_tree(tmp_path / "whole")
     assert len(resumed.tree.executed()) == len(whole.tree.executed()) == 3

@@ -69,6 +69,12 @@ def engineer_passes_images_on(messages, tools):
     return reply if "You are the Engineer" not in messages[0].text else {"code": PASS_IMAGES_ON, "prompt": "{question}"}
 
 
+def load(path):
+    """Samples of a source; parquet images are written next to the file, not to a new temporary folder."""
+    return list(load_dataset(path, images_root=path.parent / f"{path.stem}-images" if path.suffix == ".parquet"
+                             else None))
+
+
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
     """One dataset file per source, in the format its loader reads."""
@@ -84,7 +90,7 @@ def sources(tmp_path_factory):
                                                   ("blink", "Jigsaw")])
 async def test_small_exploration_on_a_loaded_task(tmp_path, sources, source, task_name):
     task = get_task(task_name)
-    samples = task.samples(list(load_dataset(sources[source])))
+    samples = task.samples(load(sources[source]))
     assert len(samples) == 2 and {s.category for s in samples} == {task_name}  # only this task's rows
     dev = tmp_path / "dev.jsonl"
     write_jsonl(samples, dev)
@@ -102,7 +108,7 @@ async def test_small_exploration_on_a_loaded_task(tmp_path, sources, source, tas
 
 @pytest.mark.parametrize("source", ["probes", "blindtest", "blink"])
 async def test_each_task_reads_answers_in_its_benchmark_format(sources, source):
-    everything = list(load_dataset(sources[source]))
+    everything = load(sources[source])
     async with Sandbox(warm=2) as sandbox, ToolClient.in_process() as tools:
         for task_name in BLINK_TASKS if source == "blink" else BLINDTEST_TASKS:
             task = get_task(task_name)

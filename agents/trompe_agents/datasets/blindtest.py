@@ -34,7 +34,7 @@ def task_name(task: str) -> str:
 
 
 def load_blindtest(path: Path, images_root: Path | None = None) -> ListDataset:
-    folder = images_folder(images_root, "blindtest")
+    folder = images_folder(images_root, "blindtest", path)
     samples = []
     for i, (where, row) in enumerate(read_rows(path, COLUMNS)):
         sample_id = f"{task_name(str(row['task']))}-{i:05d}"

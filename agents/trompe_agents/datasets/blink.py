@@ -18,7 +18,7 @@ def subtask(idx: str) -> str:
 
 
 def load_blink(path: Path, images_root: Path | None = None) -> ListDataset:
-    folder = images_folder(images_root, "blink")
+    folder = images_folder(images_root, "blink", path)
     samples = []
     for where, row in read_rows(path, COLUMNS):
         idx = str(row["idx"])

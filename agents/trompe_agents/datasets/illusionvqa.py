@@ -57,7 +57,7 @@ def load_illusionvqa(path: Path, images_root: Path | None = None) -> ListDataset
             image = require_file(root / row["image"], f"{where}, image")
             samples.append(_sample(row, image, sample_id, where))
         return ListDataset("illusionvqa", samples)
-    folder = images_folder(images_root, "illusionvqa")
+    folder = images_folder(images_root, "illusionvqa", path)
     for i, (where, row) in enumerate(read_rows(path, ["image", "question"])):
         sample_id = str(row.get("id", i))
         where = f"{where} (id {sample_id!r})"

@@ -65,7 +65,8 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     """Read a local dataset file or folder into samples.
 
     images_root: the folder image paths are relative to (default: the dataset file's folder); for parquet
-    formats, the folder embedded images are written to (default: a new temporary folder).
+    formats, the folder embedded images are written to (default: a cache folder for that exact file,
+        reused by later loads; see `parquet.images_folder`).
     labels: an optional id -> answer file joined onto the samples (see `labels.read_labels`).
     """
     path = Path(path)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +51,17 @@ def read_rows(path: Path, need: list[str]) -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
-def images_folder(images_root: Path | None, name: str) -> Path:
-    """Where embedded images are written: the caller's folder, or a fresh temporary one."""
+def images_folder(images_root: Path | None, name: str, source: Path) -> Path:
+    """Where embedded images are written: the caller's folder, or a cache folder tied to this exact file.
+
+    The default, ~/.cache/trompe/NAME/<digest of the file's path, size and mtime> (XDG_CACHE_HOME is
+    honoured), is reused by later loads of the same file instead of filling the temp folder each time.
+    """
     if images_root is None:
-        return Path(tempfile.mkdtemp(prefix=f"trompe-{name}-"))
+        stat = source.stat()
+        key = hashlib.sha256(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        images_root = cache / "trompe" / name / f"{safe_name(source.stem)}-{key}"
     images_root.mkdir(parents=True, exist_ok=True)
     return images_root.resolve()
 

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..backends.base import BackendError
 from ..cliopts import add_server_args, backend_from_args, toolclient_from_args
 from .evaluate import Runner, accuracy
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
@@ -207,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         print(f"sevex: {exc}", file=sys.stderr)
         return 2
+    except BackendError as exc:  # no quota or no key: stopping beats scoring every idea 0
+        hint = (f"; the run is checkpointed, continue it with: sevex explore --out {args.out} --resume"
+                if args.command == "explore" else "")
+        print(f"sevex: {' '.join(str(exc).split())}{hint}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -66,14 +66,15 @@ class Runner:
                    api_reference(schemas))
 
     async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
-        """Every sample in order; failures are outcomes, never exceptions."""
+        """Every sample in order; a sample's failure is its outcome. Only a target that can answer no one
+        (quota, key) raises, after every sample has stopped, so the node is not scored on a broken model."""
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(sample: Sample) -> Outcome:
             async with limit:
                 return await self.run_sample(impl, sample)
 
-        return list(await asyncio.gather(*(one(s) for s in samples)))
+        return _all_or_raise(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
 
     async def run_sample(self, impl: Implementation, sample: Sample) -> Outcome:
         images = dict(zip(INPUT_NAMES, sample.images))
@@ -89,6 +90,8 @@ class Runner:
             shown = [await self.tools.image_png(info.id, i) for i in bridge.sent[0]["images"]] if bridge.sent else []
         finally:
             await self.tools.close_session(info.id)
+        if bridge.fatal:
+            raise bridge.fatal
         prediction, correct = self._score(result.answer, sample)
         return Outcome(sample.id, prediction, sample.answer, correct, result.answer, result.error, result.kind,
                        bridge.usage, shown)
@@ -110,7 +113,7 @@ class Runner:
             async with limit:
                 return await self.run_agentic(sample, max_rounds)
 
-        return list(await asyncio.gather(*(one(s) for s in samples)))
+        return _all_or_raise(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
 
     async def run_agentic(self, sample: Sample, max_rounds: int) -> Outcome:
 
@@ -123,6 +126,13 @@ class Runner:
         prediction, correct = self._score(raw, sample)
         return Outcome(sample.id, prediction, sample.answer, correct, raw, result.error,
                        "ok" if result.stop == "answer" else result.stop, result.usage)
+
+
+def _all_or_raise(results: list[Outcome | BaseException]) -> list[Outcome]:
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return list(results)
 
 
 def accuracy(outcomes: list[Outcome]) -> float:

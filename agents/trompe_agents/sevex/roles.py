@@ -8,7 +8,7 @@ from typing import Any
 
 from trompe_prompts import read_prompt
 
-from ..answers import AnswerError, parse_answer
+from ..final_answer import AnswerError, parse_answer
 from ..backends.base import Backend
 from ..messages import ImagePart, Message, TextPart, Usage
 from .tree import Implementation, SelfEval

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import resource
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -44,6 +46,19 @@ def _limit(limits: SandboxLimits) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     return apply
+
+
+# what each message from the child must hold, and of which type
+MESSAGES = {"done": {"answer": str}, "error": {"error": str, "kind": str}, "call": {"name": str, "args": dict}}
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    """One message from the child, checked, so a program that writes to the pipe itself cannot crash us."""
+    message = json.loads(line)
+    for key, kind in MESSAGES[message["type"]].items():
+        if not isinstance(message[key], kind):
+            raise TypeError(f"{key} must be {kind.__name__}")
+    return message
 
 
 class Worker:
@@ -85,9 +100,8 @@ class Worker:
                     code, f"the program's process ended unexpectedly (exit {code})")
                 return ProgramResult(None, reason, kind, calls=calls)
             try:
-                message = json.loads(line)
-                message["type"], message.get("name"), message.get("args")
-            except (ValueError, TypeError, KeyError, AttributeError):  # only a program tampering with the pipe
+                message = _parse(line)
+            except (ValueError, TypeError, KeyError):  # only a program tampering with the pipe gets here
                 return ProgramResult(None, f"the program wrote to the sandbox's channel: {line[:80]!r}", "forbidden",
                                      calls=calls)
             if message["type"] == "done":
@@ -113,10 +127,12 @@ class Worker:
             return {"ok": False, "error": f"{name}: {exc}"}
 
     def kill(self) -> None:
+        """SIGKILL it directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio
+        then logs 'Unknown child process' and reports exit code 255)."""
         if self.process.returncode is None:
             try:
-                self.process.kill()
-            except ProcessLookupError:  # it exited between the check and the signal
+                os.kill(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:  # already gone
                 pass
 
     async def close(self) -> None:

@@ -22,7 +22,8 @@ def render(run_dir: Path) -> str:
             f"{len(tree.nodes)} nodes; best dev accuracy <b>{best.reward:.3f}</b> (node {best.id}); "
             f"exploration tokens {tokens:,}.</p>",
             "<h2>Best dev accuracy over iterations</h2>", accuracy_plot(state["history"]),
-            "<h2>Tokens per role</h2>", _cost_table(state["costs"]["by_role"]),
+            "<h2>Tokens per role</h2>", _cost_table(state["costs"]["by_role"], "role"),
+            "<h2>Tokens per stage</h2>", _cost_table(state["costs"]["by_stage"], "stage"),
             "<h2>Idea tree</h2>", _subtree(tree, tree.root, best.id)]
     return ("<!doctype html><meta charset=utf-8><title>SEVEX run</title><style>"
             "body{font-family:sans-serif;max-width:1100px;margin:2em auto}details{margin-left:1.2em;"
@@ -55,10 +56,10 @@ def accuracy_plot(history: list[dict], width: int = 640, height: int = 240) -> s
             f'<polyline class="best-line" fill="none" stroke="#c60" stroke-width="2" points="{steps}"/>{dots}</svg>')
 
 
-def _cost_table(by_role: dict[str, dict]) -> str:
+def _cost_table(table: dict[str, dict], label: str) -> str:
     rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{u['input_tokens']:,}</td><td>{u['output_tokens']:,}</td>"
-                   f"<td>{u['reasoning_tokens']:,}</td></tr>" for r, u in sorted(by_role.items()))
-    return f"<table><tr><th>role</th><th>input</th><th>output</th><th>reasoning</th></tr>{rows}</table>"
+                   f"<td>{u['reasoning_tokens']:,}</td></tr>" for r, u in sorted(table.items()))
+    return f"<table><tr><th>{label}</th><th>input</th><th>output</th><th>reasoning</th></tr>{rows}</table>"
 
 
 def _subtree(tree: Tree, node: Node, best_id: int) -> str:

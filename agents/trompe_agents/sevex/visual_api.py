@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.base import Backend
+from ..backends.base import Backend, MissingCredentials, QuotaExhausted
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Usage
 from ..toolclient import ToolClient
 
@@ -40,6 +40,7 @@ class SampleBridge:
     target: Backend
     usage: Usage = field(default_factory=Usage)
     sent: list[dict[str, Any]] = field(default_factory=list)  # what each ask_lvlm call showed the LVLM
+    fatal: Exception | None = None  # the target cannot answer anyone (no quota, no key): stop, don't score
 
     def handlers(self, names: list[str]) -> dict[str, Any]:
         table = {name: self._tool(name) for name in names}
@@ -66,7 +67,11 @@ class SampleBridge:
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("ask_lvlm: prompt must be a non-empty string")
         parts: list[Any] = [ImagePart(i, await self.tools.image_png(self.session, i)) for i in images]
-        turn = await self.target.complete([Message("user", parts + [TextPart(prompt)])], [])
+        try:
+            turn = await self.target.complete([Message("user", parts + [TextPart(prompt)])], [])
+        except (QuotaExhausted, MissingCredentials) as exc:
+            self.fatal = exc
+            raise
         self.usage = self.usage + turn.usage
         self.sent.append({"images": list(images), "prompt": prompt, "answer": turn.message.text})
         return turn.message.text
