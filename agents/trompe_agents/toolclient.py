@@ -71,7 +71,13 @@ class ToolClient:
         """Start the server's app inside this process (the default: no subprocess, no port)."""
         from trompe_server.app import ServerConfig, create_app
 
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
         app = create_app(config or ServerConfig())
+        # MCPServer calls logging.basicConfig(INFO): in the user's process that would print every HTTP request the
+        # vendor SDKs make, so leave the user's logging as it was.
+        root.handlers[:] = handlers
+        root.setLevel(level)
         # A tool error already reaches the model and the trace; don't also print it on the user's terminal.
         logging.getLogger("mcp.server.mcpserver.server").setLevel(logging.WARNING)
         return cls(app.mcp, app=app, label="in-process")

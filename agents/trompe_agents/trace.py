@@ -87,6 +87,7 @@ def render_text(path: Path | str, width: int = 300) -> str:
             usage = e.get("usage") or {}
             lines.append(f"{head} {e.get('model')} ({e.get('seconds')}s, {usage.get('input_tokens')} in / "
                          f"{usage.get('output_tokens')} out)")
+            lines.extend(_indent(f"! {note}") for note in _vendor_notes(e.get("sent") or {}))
             if e.get("text"):
                 lines.append(_indent(_short(e["text"], width)))
             for call in e.get("tool_calls", []):
@@ -105,6 +106,15 @@ def render_text(path: Path | str, width: int = 300) -> str:
             rest = {k: v for k, v in e.items() if k not in ("t", "event", "agent")}
             lines.append(f"{head} {_short(json.dumps(rest, default=str), width)}")
     return "\n".join(lines)
+
+
+def _vendor_notes(sent: dict[str, Any]) -> list[str]:
+    """What the backend did besides asking: a reader must see why the model changed or a request was repeated."""
+    notes = [f"retried {r['model']} after {r['wait_s']}s: {r['reason']}" for r in sent.get("retries", [])]
+    notes += [f"switched from {s['from']} to {s['to']}: {s['reason']}" for s in sent.get("model_switch", [])]
+    if "temperature_rejected" in sent:
+        notes.append(f"temperature dropped for the rest of the run: {sent['temperature_rejected']}")
+    return notes
 
 
 def _images(event: dict[str, Any]) -> str:

@@ -49,6 +49,17 @@ def env_setting(raw: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def port_number(raw: str) -> int:
+    """argparse type for --port, so a typo is named here rather than failing inside the socket layer."""
+    try:
+        port = int(raw)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a TCP port; accepted: 1 to 65535")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
     parser.add_argument("--root", action="append", type=Path, default=None,
@@ -58,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "env TROMPE_TOOLS)")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    parser.add_argument("--port", type=port_number, default=8765, help="HTTP port (default 8765)")
     parser.add_argument("--token", default=os.environ.get("TROMPE_TOKEN"),
                         help="bearer token required on HTTP requests (env TROMPE_TOKEN); needed off loopback")
     parser.add_argument("--allowed-host", action="append", default=[],
@@ -81,18 +92,30 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     overrides = {f.name: getattr(args, f.name) for f in fields(Limits)}
     tags = args.tools or os.environ.get("TROMPE_TOOLS")
+    roots = [r.expanduser().resolve() for r in args.root] if args.root else [Path.cwd()]
+    missing = [str(r) for r in roots if not r.is_dir()]
+    if missing:
+        raise ValueError(f"--root: not a folder: {', '.join(missing)}")
     return ServerConfig(
         limits=Limits.from_env(**overrides),
-        roots=[r.resolve() for r in args.root] if args.root else [Path.cwd()],
+        roots=roots,
         plugins=args.plugins.split(",") if args.plugins else None,
         tags=tags.split(",") if tags else None,
     )
 
 
 def _exit_now(app) -> None:
-    """On SIGTERM over stdio: a thread sits blocked on stdin, so remove the spill folder and exit at once."""
+    """On SIGTERM or Ctrl-C over stdio: a thread sits blocked on stdin, so remove the spill folder and exit at once."""
     app.registry.remove_spill()
     os._exit(0)
+
+
+def print_listing(text: str) -> None:
+    """Print a listing; a reader that stops early (`| head`) is not an error."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit does not fail too
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,17 +128,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.list_tools:
         rows = [{"name": s.name, "plugin": s.plugin, "tags": sorted(s.tags), "description": s.summary}
                 for s in app.tools.values()]
-        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+        print_listing(json.dumps(rows, indent=2) if args.json else "\n".join(
             f"{r['name']:<26} {r['plugin']:<10} {','.join(r['tags']):<10} {r['description']}" for r in rows))
         return
     if args.list_plugins:
         rows = plugin_listing(app.pm)
-        print(json.dumps(rows, indent=2) if args.json else "\n".join(
+        print_listing(json.dumps(rows, indent=2) if args.json else "\n".join(
             f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
             for r in rows))
         return
     # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
     signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))
+    if not args.http:
+        signal.signal(signal.SIGINT, lambda *_: _exit_now(app))
     try:
         if args.http:
             from .http import serve_http

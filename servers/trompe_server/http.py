@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import sys
 
 from mcp.server.transport_security import TransportSecuritySettings
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+UNAUTHORIZED = "missing or wrong bearer token: send the server's --token as 'Authorization: Bearer TOKEN'"
 
 
 def is_loopback(host: str) -> bool:
@@ -31,6 +33,14 @@ def security_settings(host: str, port: int, allowed_hosts: list[str]) -> Transpo
     )
 
 
+async def send_error(send, status: int, message: str, headers: tuple = ()) -> None:
+    """Answer with a JSON-RPC error body, so MCP clients show this message instead of a generic one."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *headers]})
+    await send({"type": "http.response.body", "body": json.dumps({
+        "jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()})
+
+
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
 
@@ -42,11 +52,24 @@ class BearerAuth:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="trompe"')]})
-                await send({"type": "http.response.body",
-                            "body": b'{"error": "missing or wrong bearer token"}'})
+                await send_error(send, 401, UNAUTHORIZED, ((b"www-authenticate", b'Bearer realm="trompe"'),))
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """ASGI middleware: a body declared over the cap is refused naming the limit (the SDK's 413 is plain text)."""
+
+    def __init__(self, app, max_body: int):
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+            if declared.isdigit() and int(declared) > self.max_body:
+                await send_error(send, 413, f"request body: {int(declared)} bytes, over this server's "
+                                 f"{self.max_body}-byte limit; images travel as base64 (4/3 of the file size): "
+                                 "send a smaller image or start the server with a larger --max-source-bytes")
                 return
         await self.app(scope, receive, send)
 
@@ -63,7 +86,8 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     if not is_loopback(host) and not allowed_hosts:
         print(f"trompe-server: requests must name one of these hosts: {', '.join(security.allowed_hosts)}; "
               "add --allowed-host NAME:PORT for the name remote clients use", file=sys.stderr)
-    app = mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host)
+    app = BodyLimit(mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host),
+                    max_body)
     if token:
         app = BearerAuth(app, token)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -75,9 +75,9 @@ def check_box(box: Sequence[float], size: tuple[int, int], argument: str = "box"
     x0, y0, x1, y1 = (round(v) for v in box)
     accepted = f"accepted: 0 <= x0 < x1 <= {width}, 0 <= y0 < y1 <= {height}"
     if x0 >= x1 or y0 >= y1:
-        raise ToolInputError(argument, f"{list(box)} is empty or inverted; {accepted}")
+        raise ToolInputError(argument, f"{_numbers(box)} is empty or inverted; {accepted}")
     if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
-        raise ToolInputError(argument, f"{list(box)} is outside the {width}x{height} image; {accepted}")
+        raise ToolInputError(argument, f"{_numbers(box)} is outside the {width}x{height} image; {accepted}")
     return x0, y0, x1, y1
 
 
@@ -88,9 +88,14 @@ def check_point(point: Sequence[float], size: tuple[int, int], argument: str = "
     x, y = point
     if not (-margin <= x <= width + margin and -margin <= y <= height + margin):
         low, right, bottom = -margin, width + margin, height + margin
-        raise ToolInputError(argument, f"{list(point)} is outside the {width}x{height} image; "
+        raise ToolInputError(argument, f"{_numbers(point)} is outside the {width}x{height} image; "
                              f"accepted: {low:g} <= x <= {right:g}, {low:g} <= y <= {bottom:g}")
     return float(x), float(y)
+
+
+def _numbers(values: Sequence[float]) -> str:
+    """[40, 8, 8, 24] as the caller wrote it, not [40.0, 8.0, ...] after pydantic made floats of it."""
+    return "[" + ", ".join(f"{v:g}" for v in values) + "]"
 
 
 def check_range(value: float, low: float, high: float, argument: str) -> float:

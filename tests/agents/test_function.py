@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -60,6 +61,15 @@ async def test_async_functions_and_dotted_spelling(user_module):
 def test_bad_function_spec_says_which_part_is_wrong(user_module, spec, message):
     with pytest.raises(BackendError, match=message):
         create_backend("function", BackendOptions(model=spec))
+
+
+def test_module_in_the_working_directory_is_found_as_the_readme_runs_it(tmp_path, monkeypatch):
+    """`illusion-agent --model mymodel:decide` is a console script: the working directory is not on sys.path."""
+    (tmp_path / "cwd_model_qa.py").write_text("def decide(messages, tools):\n    return 'from cwd'\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    backend = create_backend("function", BackendOptions(model="cwd_model_qa:decide"))
+    assert backend.fn.__module__ == "cwd_model_qa"
 
 
 def test_missing_model_says_what_to_pass():

@@ -91,3 +91,11 @@ def test_replay_needs_an_existing_cassette(tmp_path):
         create_backend("replay", BackendOptions(model=str(tmp_path / "none.jsonl")))
     with pytest.raises(BackendError, match="--backend replay --model FILE"):
         create_backend("replay", BackendOptions())
+
+
+@pytest.mark.parametrize("damaged", ['{"key": "abc", "model": "m", "resp', '[1, 2]', '{"key": "abc"}'])
+def test_damaged_cassette_line_is_named(tmp_path, damaged):
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text("\n" + damaged + "\n")
+    with pytest.raises(BackendError, match=r"run.jsonl' line 2 is not a recorded request .*record the cassette again"):
+        create_backend("replay", BackendOptions(model=str(cassette)))

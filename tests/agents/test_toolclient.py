@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import shutil
 import socket
@@ -44,6 +45,17 @@ async def crop_round_trip(tools: ToolClient) -> None:
 async def test_in_process_round_trip():
     async with ToolClient.in_process(ServerConfig()) as tools:
         await crop_round_trip(tools)
+
+
+async def test_in_process_server_leaves_the_users_logging_alone(monkeypatch):
+    """MCPServer calls logging.basicConfig(INFO); in a script that would print a line per vendor HTTP request."""
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.setattr(root, "level", logging.WARNING)
+    async with ToolClient.in_process() as tools:
+        assert "crop" in {t.name for t in await tools.list_tools()}
+    assert (root.handlers, root.level) == ([], logging.WARNING)
+    assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
 
 
 async def test_tool_errors_come_back_as_results_naming_the_problem():

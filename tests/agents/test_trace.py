@@ -45,6 +45,19 @@ def test_unparseable_arguments_are_kept_raw(tmp_path):
     assert "<unparseable: '{\"box\": [1,'>" in render_text(tmp_path)
 
 
+def test_rendered_trace_says_why_the_model_changed(tmp_path):
+    """The JSONL keeps retries and fallbacks in `sent`; the text view must show them, not only a new model name."""
+    turn = Turn(Message("assistant", [TextPart("ok")]), Usage(5, 2), "gpt-b")
+    turn.sent = {"retries": [{"model": "gpt-a", "reason": "429 rate limited", "wait_s": 1.5}],
+                 "model_switch": [{"from": "gpt-a", "to": "gpt-b", "reason": "quota exhausted: insufficient_quota"}],
+                 "temperature_rejected": "400 temperature is not supported"}
+    Trace(tmp_path).assistant("main", turn, "openai", 0.1)
+    text = render_text(tmp_path)
+    assert "! retried gpt-a after 1.5s: 429 rate limited" in text
+    assert "! switched from gpt-a to gpt-b: quota exhausted: insufficient_quota" in text
+    assert "! temperature dropped for the rest of the run: 400 temperature is not supported" in text
+
+
 async def test_rendered_trace_tells_the_story(tmp_path):
     decide_steps = iter([tool_call("crop", image="original", box=[0, 0, 10, 10]),
                          tool_call("crop", image="img_999", box=[0, 0, 4, 4]), {"answer": 3}])

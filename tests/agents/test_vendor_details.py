@@ -129,6 +129,18 @@ async def test_gemini_thought_signatures_go_back_unchanged():
                                                              ("fc-0-1", {"output": "img_002"})]
 
 
+async def test_gemini_tool_calls_with_a_final_schema_print_no_sdk_warning(monkeypatch, caplog):
+    """The SDK warns once per process about "non-text parts" when a reply with a response schema is a tool call."""
+    from google.genai import types
+
+    monkeypatch.setattr(types, "_response_text_non_text_warning_logged", False)
+    with FakeVendor("gemini", [call("crop", image="original")]) as fake:
+        async with backend_for("gemini-3", fake) as backend:
+            turn = await backend.complete(question(), [CROP], final_schema=SCHEMA)
+    assert turn.sent["final_format"] == "native" and turn.message.tool_calls[0].name == "crop"
+    assert not [r for r in caplog.records if "non-text parts" in r.getMessage()]
+
+
 @pytest.mark.parametrize("label", ["openai", "openai-chat"])
 async def test_malformed_tool_arguments_surface_as_none_with_the_raw_text(label):
     raw = '{"image": "original", "box": [0, 0'

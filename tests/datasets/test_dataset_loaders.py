@@ -55,6 +55,30 @@ def test_generic_jsonl_missing_field_names_it(tmp_path):
         load_dataset(path)
 
 
+@pytest.mark.parametrize("line, message", [
+    ('5', "line 2: expected a JSON object, got int"),
+    ('{"id": null, "images": ["images/s0.png"], "question": "q?"}', "line 2: field 'id' has the wrong type"),
+    ('{"id": "x", "images": ["images/s0.png"], "question": null}', "line 2: field 'question' has the wrong type"),
+    ('{"id": "x", "images": [5], "question": "q?"}', "line 2: 'images' must be a non-empty list of paths"),
+    ('{"id": "x", "images": ["images/s0.png"], "question": "q?", "metadata": [1]}',
+     "line 2: field 'metadata' has the wrong type"),
+    ('{"id": "x", "images": ["images/s0.png"], "question": "q?", "choices": "AB"}',
+     "line 2: 'choices' must be a list of option texts"),
+])
+def test_generic_jsonl_malformed_row_names_the_line_and_field(tmp_path, line, message):
+    path = files.write_generic(tmp_path, 1)
+    path.write_text(path.read_text() + line + "\n")
+    with pytest.raises(DatasetError, match=message):
+        load_dataset(path)
+
+
+def test_generic_jsonl_numeric_answer_is_read_as_text(tmp_path):
+    path = files.write_generic(tmp_path, 1)
+    path.write_text(path.read_text() + '{"id": 7, "images": ["images/s0.png"], "question": "q?", "answer": 3}\n')
+    sample = list(load_dataset(path))[1]
+    assert (sample.id, sample.answer) == ("7", "3")
+
+
 def test_images_root_overrides_where_relative_paths_point(tmp_path):
     path = files.write_generic(tmp_path / "a", 2)
     moved = tmp_path / "elsewhere"

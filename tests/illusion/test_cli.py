@@ -51,3 +51,23 @@ def test_run_report_submit(probe_dir, probes, tmp_path, capsys):
     assert main(["submit", str(out), "--format", "datacv"]) == 0
     rows = (out / "submission_datacv_task1.txt").read_text().splitlines()
     assert rows == [f"{i} 1" for i in range(4)] + [f"{i} -1" for i in range(4, 8)]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--rate-limit", "0"], "rate limit must be > 0 requests per minute, got 0"),
+    (["--allow", "draw_lime"], "allow: no such tool draw_lime"),
+    (["--tools", "nosuchtag"], r"unknown tag\(s\) nosuchtag"),
+])
+def test_run_rejects_bad_settings_before_answering_anything(probe_dir, tmp_path, bad, message):
+    out = tmp_path / "run"
+    args = ["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function",
+            "--model", "scripted:line_then_yes", "--no-progress", *bad]
+    with pytest.raises(SystemExit, match=message):
+        main(args)
+    assert not out.exists()  # no results of default answers to mistake for a real run
+
+
+def test_ask_rejects_an_unknown_allowed_tool(probes, tmp_path):
+    with pytest.raises(SystemExit, match="allow: no such tool draw_lime"):
+        main(["--backend", "function", "--model", "scripted:line_then_yes", "ask", str(probes[0].images[0]),
+              probes[0].question, "--allow", "draw_lime", "--trace", str(tmp_path / "t")])

@@ -1,5 +1,6 @@
 """The HTML report: tool-use chart with the right bars, accuracy tables, one page per sample with images."""
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -101,3 +102,20 @@ async def test_report_charts_tool_use_and_pages_each_sample(probes, tmp_path):
     for src in first.images:
         assert (first_path.parent / src).resolve().is_file(), src
     assert "compare_crops" in first_path.read_text() and "final answer from main" in first_path.read_text()
+
+
+def test_tool_use_bars_are_drawn_to_scale_and_magnitudes_read_plainly(tmp_path):
+    """A tool used by a quarter of the samples gets a quarter-width bar, not a full one."""
+    (tmp_path / "run.json").write_text(json.dumps({"task": 1}))
+    rows = [{"id": f"s{i}", "position": i, "tool_calls": ["crop"] if i == 0 else [], "family": "ponzo",
+             "magnitude": 0.05 if i % 2 else 0.0, "counterfactual": bool(i % 2), "answer": "yes", "label": "yes",
+             "correct": True} for i in range(4)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    html = write_report(tmp_path).read_text()
+    svg = html.split("id='tool-use'", 1)[1].split("</svg>", 1)[0]
+    full = int(re.search(r"width='(\d+)'", svg).group(1)) - 250  # the chart's bar area
+    bar = float(re.search(r"class='bar' data-label='crop'.*? width='([0-9.]+)'", svg).group(1))
+    assert bar == full / 4
+    page = Page()
+    page.feed(html)
+    assert [row[0] for row in page.tables["family, magnitude"][1:]] == ["ponzo 0", "ponzo 0.05"]

@@ -120,10 +120,10 @@ async def test_rectangle_fill_and_outline(client, open_image):
 
 async def test_rectangle_refusals(client, open_image):
     session = await open_image()
-    await refused(client, session, "draw_rectangle", "box", "outside the 64x48 image", image="original",
-                  box=[10, 10, 70, 20])
-    await refused(client, session, "draw_rectangle", "box", "empty or inverted", image="original",
-                  box=[30, 10, 10, 20])
+    await refused(client, session, "draw_rectangle", "box", "[10, 10, 70, 20] is outside the 64x48 image",
+                  image="original", box=[10, 10, 70, 20])
+    await refused(client, session, "draw_rectangle", "box", "[30, 10, 10, 20.5] is empty or inverted",
+                  image="original", box=[30, 10, 10, 20.5])
     await refused(client, session, "draw_rectangle", "fill", "not a colour", image="original",
                   box=[1, 1, 9, 9], fill="sparkly")
 

@@ -59,6 +59,14 @@ def test_bad_input_is_one_clear_line_and_status_2(tmp_path, capsys, argv, messag
     assert "Traceback" not in err
 
 
+def test_out_naming_a_file_is_a_clear_error_and_the_file_is_kept(tmp_path, capsys):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    assert main(["probes", "generate", "--suite", "blindtest", "--n", "2", "--out", str(taken), "--quiet"]) == 2
+    assert f"trompe: error: out: {taken} is a file" in capsys.readouterr().err
+    assert taken.read_text() == "mine"
+
+
 def test_console_script_runs_with_a_progress_bar(tmp_path):
     exe = shutil.which("trompe") or shutil.which("trompe", path=str(sys.prefix) + "/bin")
     if exe is None:

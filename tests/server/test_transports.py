@@ -74,7 +74,7 @@ async def test_http_server_with_token(http_server):
 
 @pytest.mark.parametrize("headers", [{"Authorization": "Bearer wrong"}, {}])
 async def test_http_refuses_missing_or_wrong_token(http_server, headers):
-    with pytest.RaisesGroup(pytest.RaisesExc(MCPError), flatten_subgroups=True):
+    with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="missing or wrong bearer token"), flatten_subgroups=True):
         async with httpx2.AsyncClient(headers=headers) as http:
             async with Client(streamable_http_client(http_server, http_client=http)) as client:
                 await client.list_tools()
@@ -82,6 +82,24 @@ async def test_http_refuses_missing_or_wrong_token(http_server, headers):
         response = await http.post(http_server, headers=headers, json={"jsonrpc": "2.0", "id": 1,
                                                                        "method": "tools/list"})
     assert response.status_code == 401 and "bearer token" in response.text
+
+
+async def test_http_body_over_the_cap_is_refused_naming_the_limit(tmp_path):
+    """The SDK's own 413 is plain text, which the client reports as "Server returned an error response"."""
+    port = free_port()
+    proc = subprocess.Popen([SERVER, "--http", "--port", str(port), "--max-source-bytes", "1MiB"],
+                            env=env_with(TROMPE_TOKEN=TOKEN), stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, proc)
+        huge = "data:image/png;base64," + base64.b64encode(bytes(5 * 1024 * 1024)).decode()
+        limit = "4194304-byte limit; images travel as base64"
+        with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match=limit), flatten_subgroups=True):
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+                async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+                    await client.call_tool("open_session", {"source": huge})
+    finally:
+        proc.kill()
+        proc.communicate()
 
 
 @pytest.mark.parametrize("header, value, status", [("Host", "evil.example", 421),

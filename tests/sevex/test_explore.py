@@ -16,6 +16,7 @@ from sevex_support import HERE, TASK, explore, function_backend
 
 from trompe_agents.backends.base import QuotaExhausted
 from trompe_agents.datasets import load_dataset
+from trompe_agents.sevex.cli import main
 from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import ExploreConfig, Explorer, RunExists
 from trompe_agents.sevex.roles import Roles
@@ -175,3 +176,31 @@ async def test_resume_after_a_torn_checkpoint_or_an_exhausted_quota(tmp_path, de
     resumed, _ = await explore(tmp_path / "cut", dev_set, iterations=2)
     assert _normalised_tree(tmp_path / "cut") == _normalised_tree(tmp_path / "whole")
     assert len(resumed.tree.executed()) == len(whole.tree.executed()) == 3
+
+
+SCRIPTED = ["--explorer-backend", "function", "--explorer-model", "scripted_models:explorer", "--target-backend",
+            "function", "--target-model", "scripted_models:target", "--no-progress"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--iterations", "-1"], "argument --iterations: expected an integer >= 0"),
+    (["--dev-size", "0"], "argument --dev-size: expected an integer >= 1"),
+    (["--concurrency", "0"], "argument --concurrency: expected an integer >= 1"),
+    (["--k", "0"], "argument --k: expected an integer >= 1"),
+    (["--timeout", "0"], "argument --timeout: expected seconds > 0"),
+])
+def test_cli_rejects_out_of_range_numbers_naming_the_argument(tmp_path, dev_set, capsys, bad, message):
+    with pytest.raises(SystemExit):
+        main(["explore", "--task", "probes", "--dev", str(dev_set), "--out", str(tmp_path / "run"), *SCRIPTED, *bad])
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_zero_iterations_runs_only_the_baseline_and_resume_keeps_the_task(tmp_path, dev_set, capsys):
+    run = tmp_path / "run"
+    assert main(["explore", "--task", "probes", "--dev", str(dev_set), "--out", str(run), "--iterations", "0",
+                 *SCRIPTED]) == 0
+    assert json.loads((run / "state.json").read_text())["iteration"] == 0  # not the default 50
+    assert "best dev accuracy 0.500 (node 0" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--task LineIntersections: .* is a probes run; --resume keeps its task"):
+        main(["explore", "--out", str(run), "--resume", "--task", "LineIntersections", "--no-progress"])

@@ -121,3 +121,10 @@ async def test_each_task_reads_answers_in_its_benchmark_format(sources, source):
                 assert accuracy(outcomes) == expected, (task_name, style.__name__, [o.summary() for o in outcomes])
                 if expected:
                     assert [o.prediction for o in outcomes] == [s.answer for s in samples]
+
+
+async def test_a_custom_task_reads_answers_the_way_its_gold_answers_are_written(tmp_path, dev_set):
+    """A --task-description task on a yes/no dev set scores '{yes}' as yes: the naive baseline gets 3 of 6."""
+    task = get_task("red-left", "Say whether the red square is on the left half of the image.")
+    explorer, _ = await explore(tmp_path / "run", dev_set, iterations=1, task=task)
+    assert explorer.tree.root.reward == 0.5

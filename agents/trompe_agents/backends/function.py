@@ -21,6 +21,8 @@ import importlib
 import inspect
 import itertools
 import json
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +45,8 @@ def load_function(spec: str) -> Callable[..., Any]:
         module_name, _, attr = spec.rpartition(".")
     if not module_name or not attr:
         raise BackendError(f"--model for the function backend must be 'module:function', got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())  # console scripts omit the working directory; `mymodel.py` here must import
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

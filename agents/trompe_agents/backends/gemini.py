@@ -9,6 +9,7 @@ back exactly as received.
 from __future__ import annotations
 
 import itertools
+import logging
 import re
 from typing import Any
 
@@ -30,6 +31,17 @@ for _module in ("httpx2", "httpx", "aiohttp"):
     except ImportError:
         continue
     TRANSPORT_ERRORS += tuple(getattr(_mod, n) for n in ("TransportError", "ClientError") if hasattr(_mod, n))
+
+
+class _NoToolCallTextWarning(logging.Filter):
+    """With a response schema set, the SDK reads every reply as text and warns when it is a tool call: our normal
+    case (the calls are read from the parts), so the warning would only puzzle the user."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "non-text parts in the response" not in record.getMessage()
+
+
+logging.getLogger("google_genai.types").addFilter(_NoToolCallTextWarning())
 
 
 def images_in_function_response(model: str) -> bool:

@@ -101,13 +101,24 @@ class ReplayBackend:
         self.path = Path(path)
         if not self.path.is_file():
             raise BackendError(f"replay: cassette {str(self.path)!r} not found; record one with --record FILE")
-        self.entries = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()
-                        if line.strip()]
+        self.entries = [self.read_entry(number, line) for number, line
+                        in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1) if line.strip()]
         self.by_key: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entry in self.entries:
             self.by_key[entry["key"]].append(entry)
         self.used: dict[str, int] = defaultdict(int)
         self.model = self.entries[0]["model"] if self.entries else "replay"
+
+    def read_entry(self, number: int, line: str) -> dict[str, Any]:
+        """One cassette line; a damaged one (e.g. from a run killed mid-write) is named by file and line."""
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            entry = exc
+        if not isinstance(entry, dict) or not {"key", "model", "response"} <= entry.keys():
+            raise BackendError(f"replay: {str(self.path)!r} line {number} is not a recorded request ({line[:60]!r}); "
+                               "record the cassette again with --record FILE")
+        return entry
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> ReplayBackend:

@@ -28,6 +28,23 @@ def write_jsonl(samples: list[Sample], path: Path) -> None:
             f.write(json.dumps(record(sample, root), ensure_ascii=False) + "\n")
 
 
+FIELD_TYPES = {"id": (str, int), "question": (str,), "answer": (str, int, type(None)),
+               "category": (str, type(None)), "metadata": (dict, type(None))}
+
+
+def check_types(row: dict[str, Any], where: str) -> None:
+    """Fields of the wrong JSON type fail at load time, naming the line and field, not mid-run."""
+    for key, types in FIELD_TYPES.items():
+        if key in row and not isinstance(row[key], types) or isinstance(row.get(key), bool):
+            raise DatasetError(f"{where}: field {key!r} has the wrong type ({type(row[key]).__name__})")
+    if not isinstance(row["images"], list) or not row["images"] or \
+            not all(isinstance(p, str) and p for p in row["images"]):
+        raise DatasetError(f"{where}: 'images' must be a non-empty list of paths")
+    choices = row.get("choices")
+    if choices is not None and not (isinstance(choices, list) and all(isinstance(c, str) for c in choices)):
+        raise DatasetError(f"{where}: 'choices' must be a list of option texts")
+
+
 def load_jsonl(path: Path, images_root: Path | None = None) -> ListDataset:
     """Read the generic format; `images_root` overrides the folder image paths are relative to."""
     root = (images_root or path.parent).resolve()
@@ -41,13 +58,15 @@ def load_jsonl(path: Path, images_root: Path | None = None) -> ListDataset:
                 row = json.loads(line)
             except ValueError as err:
                 raise DatasetError(f"{where}: not valid JSON ({err})") from None
+            if not isinstance(row, dict):
+                raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
             for key in ("id", "images", "question"):
                 if key not in row:
                     raise DatasetError(f"{where}: missing field {key!r}")
-            if not isinstance(row["images"], list) or not row["images"]:
-                raise DatasetError(f"{where}: 'images' must be a non-empty list of paths")
+            check_types(row, where)
             images = [require_file(root / p, f"{where} (id {row['id']!r}), image") for p in row["images"]]
+            answer = row.get("answer")
             samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
-                                  answer=row.get("answer"), choices=row.get("choices"),
+                                  answer=None if answer is None else str(answer), choices=row.get("choices"),
                                   category=row.get("category"), metadata=row.get("metadata") or {}))
     return ListDataset(path.stem, samples)

@@ -10,6 +10,8 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+from trompe_server.errors import PluginError
+
 from ..cliopts import add_backend_args, add_server_args, backend_from_args, toolclient_from_args
 from ..toolclient import ToolClientError
 from .agent import AgentConfig, IllusionAgent
@@ -106,6 +108,7 @@ async def ask(args: argparse.Namespace) -> int:
     backend = backend_from_args(args, PROG)
     trace = args.trace or Path(f"illusion-trace-{datetime.now():%Y%m%d-%H%M%S}")
     async with toolclient_from_args(args) as tools:
+        await tools.list_tools(config.effective_tags, config.allow)  # fail once, not as a default answer
         outcome = await IllusionAgent(backend, tools, config).answer(args.image, args.question, args.choices,
                                                                      trace)
     print(f"answer: {outcome.answer}")
@@ -159,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"submission: {write_submission(args.run_dir, args.format, args.output)}")
         return 0
-    except (ValueError, FileNotFoundError, ToolClientError) as exc:
+    except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools
         raise SystemExit(f"{PROG} {args.command}: {exc}") from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; rerun the same command to resume", file=sys.stderr)

@@ -69,11 +69,12 @@ def tool_fractions(records: list[dict[str, Any]]) -> dict[str, float]:
     return {tool: used[tool] / len(records) for tool in sorted(used, key=lambda t: (-used[t], t))}
 
 
-def bar_chart(values: dict[str, float], chart_id: str, fmt: Callable[[float], str], width: int = 640) -> str:
-    """Horizontal bars in inline SVG; each bar carries its label and value as data attributes."""
+def bar_chart(values: dict[str, float], chart_id: str, fmt: Callable[[float], str], width: int = 640,
+              top: float | None = None) -> str:
+    """Horizontal bars in inline SVG, full width at `top` (default: the largest value); bars carry data attributes."""
     if not values:
         return "<p class='muted'>nothing to plot</p>"
-    top = max(values.values()) or 1.0
+    top = top or max(values.values()) or 1.0
     row, label_w, bar_w = 22, 170, width - 250
     parts = [f"<svg id='{chart_id}' xmlns='http://www.w3.org/2000/svg' width='{width}' "
              f"height='{row * len(values) + 8}' role='img'>"]
@@ -120,12 +121,12 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]]) -> str:
                 ("total tokens", f"{sum(tokens(r) for r in records):,}"),
                 ("estimated cost", _cost(records))]) + "</table>",
             "<h2>Tool use</h2><p>Fraction of samples that called each tool at least once.</p>",
-            bar_chart(tool_fractions(records), "tool-use", lambda v: f"{v:.0%}"),
+            bar_chart(tool_fractions(records), "tool-use", lambda v: f"{v:.0%}", top=1.0),
             "<h2>Accuracy</h2>",
             group_table(records, lambda r: r.get("category"), "dataset category"),
             group_table(records, lambda r: r.get("route"), "routed category"),
             group_table(records, lambda r: r.get("family"), "family", yes_rate=task == 1),
-            group_table(records, lambda r: (r["family"], r.get("magnitude")) if r.get("family") else None,
+            group_table(records, lambda r: f"{r['family']} {r.get('magnitude') or 0:g}" if r.get("family") else None,
                         "family, magnitude"),
             "<h3>Genuine vs counterfactual (positive-detection bias)</h3>",
             group_table(records, _genuine, "stimulus", yes_rate=task == 1) or "<p class='muted'>no probe metadata</p>",

@@ -78,6 +78,8 @@ class RunOptions:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be at least 1, got {self.limit}")
+        if self.rate_limit is not None and self.rate_limit <= 0:
+            raise ValueError(f"rate limit must be > 0 requests per minute, got {self.rate_limit:g}")
 
 
 def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -147,6 +149,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
                       options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None
                       ) -> dict[str, dict[str, Any]]:
     """Answer every unfinished sample with K concurrent workers; returns all records of the run."""
+    await tools.list_tools(config.effective_tags, config.allow)  # an unknown tag or tool would fail every sample
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     samples = list(samples)
@@ -163,7 +166,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
     finished = {i for i, r in done.items() if not (options.retry_errors and r.get("error_kind") == "run")}
     todo = [(position, s) for position, s in enumerate(samples) if s.id not in finished]
     write_meta(out, backend, config, options, total=len(samples), todo=len(todo), order=order)
-    if options.rate_limit:
+    if options.rate_limit is not None:
         backend = RateLimited(backend, RateLimiter(options.rate_limit))
     agent = IllusionAgent(backend, tools, config)
     tally = Tally(r for i, r in done.items() if i in finished)

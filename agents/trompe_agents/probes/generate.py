@@ -87,6 +87,8 @@ def generate(suite: str, families: Sequence[str] | None = None, n: int = 100, se
     if jpeg_quality is not None and not 1 <= jpeg_quality <= 95:
         raise ValueError(f"jpeg_quality: must be between 1 and 95, got {jpeg_quality}")
     out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out: {out} is a file; give a folder for images/ and probes.jsonl")
     (out / "images").mkdir(parents=True, exist_ok=True)
     seen: Counter[tuple[str, bool]] = Counter()
     samples = []

@@ -8,8 +8,10 @@ import json
 import sys
 from pathlib import Path
 
+from trompe_server.errors import PluginError
+
 from ..backends.base import BackendError
-from ..cliopts import add_server_args, backend_from_args, toolclient_from_args
+from ..cliopts import _non_negative, _positive, add_server_args, backend_from_args, toolclient_from_args
 from .evaluate import Runner, accuracy
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import NUCTParams
@@ -52,18 +54,19 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--dev", type=Path, help="development dataset (file or folder); kept from run.json on "
                                                   "--resume")
     explore.add_argument("--format", help="dataset format (default: detected)")
-    explore.add_argument("--dev-size", type=int, default=30, help="samples in the dev set (default 30)")
+    explore.add_argument("--dev-size", type=_positive, default=30, help="samples in the dev set (default 30)")
     explore.add_argument("--seed", type=int, default=0, help="seed for drawing the dev set (default 0)")
     explore.add_argument("--out", type=Path, required=True, help="run folder (checkpointed every iteration)")
-    explore.add_argument("--iterations", type=int, help=f"exploration iterations (default {DEFAULT_ITERATIONS}; "
-                                                       "on --resume, the run's unless given)")
+    explore.add_argument("--iterations", type=_non_negative,
+                         help=f"exploration iterations (default {DEFAULT_ITERATIONS}; on --resume, the run's unless "
+                              "given; 0: only the naive baseline)")
     explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     explore.add_argument("--strategy", choices=STRATEGIES, default="sevex",
                          help="naive, sketchpad (zero-shot tool use), ape (text-prompt search) or sevex")
     explore.add_argument("--no-tree", action="store_true", help="ablation: refine one chain of ideas")
     explore.add_argument("--no-backprop", action="store_true", help="ablation: no semantic back-propagation")
     explore.add_argument("--no-abstract", action="store_true", help="ablation: search code, not ideas")
-    explore.add_argument("--k", type=int, default=3, help="unexecuted children per executed node (default 3)")
+    explore.add_argument("--k", type=_positive, default=3, help="unexecuted children per executed node (default 3)")
     for name, default in (("expl", 0.5), ("novel", 0.15), ("sat", 0.5)):
         explore.add_argument(f"--lambda-{name}", type=float, default=default,
                              help=f"NUCT lambda_{name} (default {default})")
@@ -76,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--format", help="dataset format (default: detected)")
     apply.add_argument("--task", help="task name (default: the run's)")
     apply.add_argument("--node", type=int, help="apply this node of the run instead of the best")
-    apply.add_argument("--limit", type=int, help="only the first N samples")
+    apply.add_argument("--limit", type=_positive, help="only the first N samples")
     apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>.jsonl)")
     _add_common(apply)
 
@@ -86,11 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(raw: str) -> float:
+    """A positive number of seconds: a zero timeout would fail every program."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {raw!r}")
+    return value
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     _add_role_backend(parser, "target")
-    parser.add_argument("--max-retries", type=int, default=4, help="retries on rate limits (default 4)")
-    parser.add_argument("--concurrency", type=int, default=4, help="samples evaluated at once (default 4)")
-    parser.add_argument("--timeout", type=float, default=120, help="wall seconds per program (default 120)")
+    parser.add_argument("--max-retries", type=_non_negative, default=4, help="retries on rate limits (default 4)")
+    parser.add_argument("--concurrency", type=_positive, default=4, help="samples evaluated at once (default 4)")
+    parser.add_argument("--timeout", type=_seconds, default=120, help="wall seconds per program (default 120)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_server_args(parser)
 
@@ -121,6 +135,9 @@ async def _explore(args: argparse.Namespace) -> int:
     run_file = args.out / "run.json"
     if args.resume and run_file.exists():
         run = json.loads(run_file.read_text())
+        if args.task is not None and args.task != run["task"]:
+            raise SystemExit(f"sevex: --task {args.task}: {args.out} is a {run['task']} run; --resume keeps its "
+                             "task (drop --task, or start a new run in another --out)")
         for role in DEFAULT_BACKENDS:  # a role not named again keeps the run's backend and model
             if getattr(args, f"{role}_backend") is None:
                 setattr(args, f"{role}_backend", run[role]["backend"])
@@ -131,7 +148,8 @@ async def _explore(args: argparse.Namespace) -> int:
                              if args.resume else "sevex: --task and --dev are required for a new run")
         for role, default in DEFAULT_BACKENDS.items():
             setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or default)
-        config = ExploreConfig(iterations=args.iterations or DEFAULT_ITERATIONS, k=args.k, strategy=args.strategy,
+        iterations = DEFAULT_ITERATIONS if args.iterations is None else args.iterations
+        config = ExploreConfig(iterations=iterations, k=args.k, strategy=args.strategy,
                                nuct=NUCTParams(args.lambda_expl, args.lambda_novel, args.lambda_sat),
                                tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
@@ -140,7 +158,7 @@ async def _explore(args: argparse.Namespace) -> int:
     for role in DEFAULT_BACKENDS:  # the models this session really uses
         run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model")}
     config = ExploreConfig.from_json(run["config"])
-    config.iterations = args.iterations or config.iterations
+    config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
     samples = task.samples(_load(Path(run["dev"]), run["format"]))
@@ -205,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return asyncio.run(_explore(args) if args.command == "explore" else _apply(args))
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, PluginError) as exc:  # PluginError: an unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
         return 2
     except BackendError as exc:  # no quota or no key: stopping beats scoring every idea 0
