@@ -27,14 +27,14 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
                        help="model to switch to on exhausted quota or repeated failure (repeatable, in order)")
     group.add_argument("--record", metavar="FILE", help="append every request/response to this JSONL cassette "
                                                         "(play it back later with --backend replay --model FILE)")
-    group.add_argument("--max-retries", type=_non_negative, default=4,
+    group.add_argument("--max-retries", type=non_negative_int, default=4,
                        help="retries on rate limits, server errors and timeouts (default 4)")
     group.add_argument("--retry-cap", type=float, default=60.0, metavar="SECONDS",
                        help="longest retry-after wait honoured before giving up or switching model (default 60)")
     group.add_argument("--backend-option", action="append", default=[], type=_option, metavar="KEY=VALUE",
                        help="backend setting, value read as JSON when it parses (e.g. temperature=null, "
                             "anthropic_version=2023-06-01, native_final=false); repeatable")
-    group.add_argument("--max-rounds", type=_positive, default=10,
+    group.add_argument("--max-rounds", type=positive_int, default=10,
                        help="tool-call rounds before the agent must answer (default 10)")
 
 
@@ -98,11 +98,11 @@ def _option(raw: str) -> tuple[str, object]:
         return key.strip(), value
 
 
-def _positive(raw: str) -> int:
+def positive_int(raw: str) -> int:
     return _bounded_int(raw, 1)
 
 
-def _non_negative(raw: str) -> int:
+def non_negative_int(raw: str) -> int:
     return _bounded_int(raw, 0)
 
 

@@ -58,6 +58,9 @@ def parse_limit(name: str, raw: str, kind: type) -> int | float:
             except ValueError:
                 break
     try:
-        return kind(float(text))
+        value = float(text)
     except ValueError:
         raise ValueError(f"{name}: {raw!r} is not a number (examples: 500, 2GiB, 512MiB)") from None
+    if kind is int and not value.is_integer():
+        raise ValueError(f"{name}: {raw!r} is not a whole number (examples: 500, 2GiB, 512MiB)")
+    return kind(value)

@@ -71,3 +71,18 @@ def test_ask_rejects_an_unknown_allowed_tool(probes, tmp_path):
     with pytest.raises(SystemExit, match="allow: no such tool draw_lime"):
         main(["--backend", "function", "--model", "scripted:line_then_yes", "ask", str(probes[0].images[0]),
               probes[0].question, "--allow", "draw_lime", "--trace", str(tmp_path / "t")])
+
+
+def test_resuming_with_another_dataset_is_refused_and_nothing_is_lost(probe_dir, tmp_path):
+    out = tmp_path / "run"
+    scripted = ["--backend", "function", "--model", "scripted:line_then_yes", "--no-progress", "--out", str(out)]
+    assert main(["run", "--dataset", str(probe_dir), "--limit", "2", *scripted]) == 0
+    fewer = tmp_path / "fewer" / "probes.jsonl"
+    fewer.parent.mkdir()
+    lines = (probe_dir / "probes.jsonl").read_text().splitlines(keepends=True)
+    fewer.write_text("".join(lines[:4]).replace('"images/', f'"{probe_dir}/images/'))
+    with pytest.raises(SystemExit, match="holds a run of another dataset"):
+        main(["run", "--dataset", str(fewer), *scripted])
+    assert len(read_results(out)) == 2
+    assert main(["run", "--dataset", str(probe_dir), *scripted]) == 0  # the same dataset resumes
+    assert len(read_results(out)) == 8

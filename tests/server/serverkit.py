@@ -153,3 +153,15 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> Non
 def same_pixels(a: Image.Image, b: Image.Image) -> bool:
     """Exact equality of size, mode and every pixel value."""
     return a.mode == b.mode and a.size == b.size and a.tobytes() == b.tobytes()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, so the server removes its spill folder as a user's Ctrl-C or service stop would; kill if stuck."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=15)
+            return
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.communicate()

@@ -127,6 +127,9 @@ def test_bad_limit_values_are_named():
         Limits.from_env({"TROMPE_MAX_IMAGES": "lots"})
     with pytest.raises(ValueError, match="max_sessions must be positive"):
         Limits.from_env({}, max_sessions=0)
+    with pytest.raises(ValueError, match="max_pixels: '1.5' is not a whole number"):
+        Limits.from_env({"TROMPE_MAX_PIXELS": "1.5"})
+    assert Limits.from_env({"TROMPE_IDLE_TIMEOUT": "1.5", "TROMPE_MEMORY_BUDGET": "1.5GiB"}).idle_timeout == 1.5
 
 
 def test_bad_limit_flag_exits_with_message(capsys):

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
 
 from imagekit import gradient, png_bytes, result_image
-from serverkit import SERVER, env_with, free_port, same_pixels, wait_for_port
+from serverkit import SERVER, env_with, free_port, same_pixels, stop, wait_for_port
 TOKEN = "test-token-8f3a"
 
 
@@ -61,8 +61,7 @@ def http_server(tmp_path_factory):
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.kill()
-        proc.communicate()
+        stop(proc)
 
 
 async def test_http_server_with_token(http_server):
@@ -98,8 +97,7 @@ async def test_http_body_over_the_cap_is_refused_naming_the_limit(tmp_path):
                 async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
                     await client.call_tool("open_session", {"source": huge})
     finally:
-        proc.kill()
-        proc.communicate()
+        stop(proc)
 
 
 @pytest.mark.parametrize("header, value, status", [("Host", "evil.example", 421),
@@ -138,5 +136,4 @@ def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
         assert proc.wait(timeout=30) == 0
         assert not list(tmp_path.glob("trompe-spill-*"))
     finally:
-        proc.kill()
-        proc.communicate()
+        stop(proc)

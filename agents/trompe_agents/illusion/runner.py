@@ -238,6 +238,9 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
     if meta.get("task", config.task) != config.task:
         raise ValueError(f"{out} holds a Task {meta['task']} run; resume it with --task {meta['task']} or choose "
                          "another --out")
+    if meta.get("order") and [i for i, _ in meta["order"]] != [i for i, _ in order]:
+        raise ValueError(f"{out} holds a run of another dataset ({meta.get('dataset')}); resume it with that "
+                         "--dataset or choose another --out")
     invocation = {"started": _now(), "command": options.meta.get("command", sys.argv), "backend": backend.name,
                   "model": backend.model, "agent": config.describe(), "concurrency": options.concurrency,
                   "rate_limit": options.rate_limit, "samples": total, "todo": todo}

@@ -34,9 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_list(args: argparse.Namespace) -> int:
     families = list_families(args.suite)
     width = max((len(f.name) for f in families), default=0)
+    kind = max((len(f.category) for f in families), default=0)
     for f in families:
         magnitudes = ", ".join(f"{m:g}" for m in f.magnitudes)
-        print(f"{f.name:<{width}}  {f.suite:<9}  {f.category:<17}  {f.description}"
+        print(f"{f.name:<{width}}  {f.suite:<9}  {f.category:<{kind}}  {f.description}"
               + (f"  [magnitudes {magnitudes}]" if f.suite == "illusions" else ""))
     return 0
 

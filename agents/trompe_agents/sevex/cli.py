@@ -11,7 +11,7 @@ from pathlib import Path
 from trompe_server.errors import PluginError
 
 from ..backends.base import BackendError
-from ..cliopts import _non_negative, _positive, add_server_args, backend_from_args, toolclient_from_args
+from ..cliopts import non_negative_int, positive_int, add_server_args, backend_from_args, toolclient_from_args
 from .evaluate import Runner, accuracy
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import NUCTParams
@@ -54,10 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--dev", type=Path, help="development dataset (file or folder); kept from run.json on "
                                                   "--resume")
     explore.add_argument("--format", help="dataset format (default: detected)")
-    explore.add_argument("--dev-size", type=_positive, default=30, help="samples in the dev set (default 30)")
+    explore.add_argument("--dev-size", type=positive_int, default=30, help="samples in the dev set (default 30)")
     explore.add_argument("--seed", type=int, default=0, help="seed for drawing the dev set (default 0)")
     explore.add_argument("--out", type=Path, required=True, help="run folder (checkpointed every iteration)")
-    explore.add_argument("--iterations", type=_non_negative,
+    explore.add_argument("--iterations", type=non_negative_int,
                          help=f"exploration iterations (default {DEFAULT_ITERATIONS}; on --resume, the run's unless "
                               "given; 0: only the naive baseline)")
     explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--no-tree", action="store_true", help="ablation: refine one chain of ideas")
     explore.add_argument("--no-backprop", action="store_true", help="ablation: no semantic back-propagation")
     explore.add_argument("--no-abstract", action="store_true", help="ablation: search code, not ideas")
-    explore.add_argument("--k", type=_positive, default=3, help="unexecuted children per executed node (default 3)")
+    explore.add_argument("--k", type=positive_int, default=3, help="unexecuted children per executed node (default 3)")
     for name, default in (("expl", 0.5), ("novel", 0.15), ("sat", 0.5)):
         explore.add_argument(f"--lambda-{name}", type=float, default=default,
                              help=f"NUCT lambda_{name} (default {default})")
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--format", help="dataset format (default: detected)")
     apply.add_argument("--task", help="task name (default: the run's)")
     apply.add_argument("--node", type=int, help="apply this node of the run instead of the best")
-    apply.add_argument("--limit", type=_positive, help="only the first N samples")
+    apply.add_argument("--limit", type=positive_int, help="only the first N samples")
     apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>.jsonl)")
     _add_common(apply)
 
@@ -102,8 +102,8 @@ def _seconds(raw: str) -> float:
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     _add_role_backend(parser, "target")
-    parser.add_argument("--max-retries", type=_non_negative, default=4, help="retries on rate limits (default 4)")
-    parser.add_argument("--concurrency", type=_positive, default=4, help="samples evaluated at once (default 4)")
+    parser.add_argument("--max-retries", type=non_negative_int, default=4, help="retries on rate limits (default 4)")
+    parser.add_argument("--concurrency", type=positive_int, default=4, help="samples evaluated at once (default 4)")
     parser.add_argument("--timeout", type=_seconds, default=120, help="wall seconds per program (default 120)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_server_args(parser)
