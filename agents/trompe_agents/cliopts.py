@@ -74,7 +74,7 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
 
 def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
     """A tool client for the chosen server; `--tools` limits what the model is offered."""
-    tags = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    tags = comma_list(args.tools)
     if args.server_url:
         client = ToolClient.http(args.server_url, args.token)
     elif args.server_cmd:
@@ -85,6 +85,12 @@ def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
         client = ToolClient.in_process(ServerConfig(tags=tags))
     client.default_tags = tags
     return client
+
+
+def comma_list(raw: str | None) -> list[str] | None:
+    """'core, analysis' -> ['core', 'analysis']; None or empty -> None (meaning: no filter)."""
+    items = [item.strip() for item in (raw or "").split(",") if item.strip()]
+    return items or None
 
 
 def _option(raw: str) -> tuple[str, object]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from .messages import ImagePart, Message, TextPart, ToolCall, Usage
 from .toolclient import SessionInfo, ToolClient, ToolResultParts
 from .trace import Trace
 
+OUTPUT_ID = re.compile(r"img_\d{3,}")  # the registry's names for tool outputs; any other id is an input
 Stop = Literal["answer", "max_rounds", "error", "invalid_answer"]
 
 
@@ -71,7 +73,7 @@ async def _input_sizes(tools: ToolClient, session: str, images: dict[str, Any] |
     if listing.is_error:
         raise ValueError(f"session: {listing.text}")
     records = listing.structured["images"]
-    wanted = set(images) if images else {r["id"] for r in records if not r["id"].startswith("img_")}
+    wanted = set(images) if images else {r["id"] for r in records if not OUTPUT_ID.fullmatch(r["id"])}
     return {r["id"]: (r["width"], r["height"]) for r in records if r["id"] in wanted}
 
 

@@ -167,13 +167,14 @@ class ToolClient:
             cursor = page.next_cursor
             if not cursor:
                 break
-        known = {tag for t in tools for tag in (t.meta or {}).get("tags") or []} - {"session"}
+        tags_of = {t.name: set((t.meta or {}).get("tags") or []) for t in tools}
+        known = set().union(*tags_of.values()) - {"session"}
         if tags is not None and set(tags) - known:
             raise ToolClientError(f"tags: no tool has tag {', '.join(sorted(set(tags) - known))}; "
                                   f"the server's tools have: {', '.join(sorted(known))}")
         offered = {}
         for tool in tools:
-            tool_tags = set((tool.meta or {}).get("tags") or [])
+            tool_tags = tags_of[tool.name]
             if "session" in tool_tags:
                 keep = tool.name in MODEL_SESSION_TOOLS
             else:

@@ -17,7 +17,7 @@ from .runtime import DETECTOR, LoadedModel, load
 Query = Annotated[str, Field(description="what to find: one or more phrases separated by '.' or ',', "
                                          "e.g. 'cat. red car'")]
 BoxThreshold = Annotated[float, Field(description="minimum box confidence, 0 to 1")]
-TextThreshold = Annotated[float, Field(description="minimum score of the phrase a box is gets, 0 to 1")]
+TextThreshold = Annotated[float, Field(description="minimum score of the phrase a box is labelled with, 0 to 1")]
 MAX_PHRASES = 16
 MAX_DETECTIONS = 100
 MAX_TILES = 256

@@ -93,15 +93,14 @@ class TrompeApp:
         """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
         im = self.registry.load(session, record.id) if im is None else im
         shown = preview(im, self.config.limits.max_preview_side)
-        note = ""
-        if shown.size != im.size:
-            note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
-                    f"as {record.id}, coordinates refer to the full size]")
+        downscaled = shown.size != im.size
+        note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
+                f"as {record.id}, coordinates refer to the full size]") if downscaled else ""
         text = f"{record.id} {record.width}x{record.height}: {summary}{note}"
         uri = f"image://{session}/{record.id}"
         meta = ImageResult(image=record.id, created=created, width=record.width, height=record.height,
                            parents=list(record.parents), data=data,
-                           preview=list(shown.size) if shown.size != im.size else None)
+                           preview=list(shown.size) if downscaled else None)
         return CallToolResult(
             content=[TextContent(type="text", text=text),
                      ImageContent(type="image", data=base64.b64encode(encode_png(shown)).decode(),

@@ -32,9 +32,9 @@ def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] 
         allow = os.environ["TROMPE_PLUGINS"].split(",")
     wanted = None if allow is None else _names(allow)
     entry_points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    if wanted is not None and wanted - entry_points.keys() - set(extra or {}):
-        unknown = ", ".join(sorted(wanted - entry_points.keys() - set(extra or {})))
-        raise PluginError(f"unknown plugin(s) {unknown} in --plugins/TROMPE_PLUGINS; installed: "
+    unknown = sorted(wanted - entry_points.keys() - set(extra or {})) if wanted is not None else []
+    if unknown:
+        raise PluginError(f"unknown plugin(s) {', '.join(unknown)} in --plugins/TROMPE_PLUGINS; installed: "
                           f"{', '.join(sorted(entry_points)) or 'none'}")
     pm = pluggy.PluginManager("trompe")
     pm.add_hookspecs(hookspecs)

@@ -176,20 +176,20 @@ class Registry:
             raise ToolInputError("name", f"{name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
                                  "starting with a letter, and not img_NNN (reserved for tool outputs)")
         with self._lock:
-            if name in self._session(session_id).records:
+            session = self._session(session_id)
+            if name in session.records:
                 raise ToolInputError("name", f"{name!r} already exists in this session; images are never replaced")
-            return self._store(session_id, name, im, "input", {"source": source}, ())
+            return self._store(session, name, im, "input", {"source": source}, ())
 
     def add_output(self, session_id: str, im: Image.Image, operation: str, arguments: dict[str, Any],
                    parents: tuple[str, ...]) -> ImageRecord:
         """Store a tool's result as the next img_NNN; the session is untouched if a limit says no."""
         with self._lock:
             session = self._session(session_id)
-            return self._store(session_id, f"img_{session.counter + 1:03d}", im, operation, arguments, parents)
+            return self._store(session, f"img_{session.counter + 1:03d}", im, operation, arguments, parents)
 
-    def _store(self, session_id: str, image_id: str, im: Image.Image, operation: str,
+    def _store(self, session: Session, image_id: str, im: Image.Image, operation: str,
                arguments: dict[str, Any], parents: tuple[str, ...]) -> ImageRecord:
-        session = self._session(session_id)
         limits = self.limits
         pixels = im.width * im.height
         if pixels > limits.max_pixels:
@@ -202,7 +202,7 @@ class Registry:
         if session.nbytes + record.nbytes > limits.max_session_bytes:
             raise LimitError("session", f"would hold {session.nbytes + record.nbytes} pixel bytes, over the "
                              f"{limits.max_session_bytes} byte limit (max_session_bytes)")
-        self._pixels.put((session_id, image_id), im)
+        self._pixels.put((session.id, image_id), im)
         session.records[image_id] = record
         session.nbytes += record.nbytes
         if OUTPUT_NAME.match(image_id):

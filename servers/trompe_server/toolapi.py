@@ -39,7 +39,8 @@ class ToolSpec:
 
     @property
     def summary(self) -> str:
-        return (self.fn.__doc__ or "").strip().splitlines()[0] if self.fn.__doc__ else ""
+        """The docstring's first line, for --list-tools."""
+        return next(iter((self.fn.__doc__ or "").strip().splitlines()), "")
 
 
 @dataclass

@@ -171,6 +171,16 @@ async def test_second_agent_continues_on_the_same_session(tools, question_png, t
     assert not (await tools.call(info.id, "list_images", {})).is_error  # reused sessions stay open
 
 
+async def test_continuing_agent_is_told_of_every_input_even_one_named_like_an_output(tools, question_png):
+    info = await tools.open_session({"original": question_png, "img_a": question_png})
+    await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 8, 8]})
+    decide = scripted({"answer": "yes"})
+    await run_agent(FunctionBackend(decide), tools, system="s", question="q", final_schema=SCHEMA, session=info.id)
+    intro = decide.seen[0][1].text
+    assert "`original` (64x48 px)" in intro and "`img_a` (64x48 px)" in intro and "`img_001`" not in intro.split(
+        "Tools never")[0]
+
+
 async def test_bad_max_rounds_is_refused(tools, question_png):
     with pytest.raises(ValueError, match="max_rounds"):
         await run(tools, scripted({"answer": "no"}), question_png, max_rounds=0)

@@ -122,7 +122,8 @@ def sandbox_folders() -> set[Path]:
     return set(Path(tempfile.gettempdir()).glob("sevex-sandbox-*"))
 
 
-async def test_cancelled_runs_and_close_leave_no_process_or_folder():
+async def test_cancelled_runs_and_close_leave_no_process_or_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # folders of other test runs on the machine don't count
     before = sandbox_folders()
     box = Sandbox(SandboxLimits(wall_seconds=30), warm=2)
 

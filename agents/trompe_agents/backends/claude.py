@@ -107,8 +107,7 @@ class ClaudeBackend(VendorBackend):
         cached = u.cache_read_input_tokens or 0
         usage = Usage(input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
                       output_tokens=u.output_tokens - thinking, reasoning_tokens=thinking, cached_tokens=cached)
-        vendor = self.tagged([b.model_dump(mode="json", exclude_none=True) for b in response.content])
-        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
+        message = self.reply(text, calls, [b.model_dump(mode="json", exclude_none=True) for b in response.content])
         return Turn(message, usage, model=response.model, stop_reason=response.stop_reason or "")
 
     def classify(self, exc: BaseException) -> Failure | None:

@@ -152,8 +152,7 @@ class GeminiBackend(VendorBackend):
             usage = Usage(input_tokens=u.prompt_token_count or 0, output_tokens=u.candidates_token_count or 0,
                           reasoning_tokens=u.thoughts_token_count or 0, cached_tokens=u.cached_content_token_count or 0,
                           image_tokens=sum(images) if u.prompt_tokens_details else None)
-        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls,
-                          vendor=self.tagged(content.model_dump(mode="json", exclude_none=True)))
+        message = self.reply(text, calls, content.model_dump(mode="json", exclude_none=True))
         reason = candidate.finish_reason if candidate else None
         return Turn(message, usage, model=response.model_version or "",
                     stop_reason=getattr(reason, "value", reason) or "")

@@ -111,7 +111,7 @@ class OpenAIChatBackend(VendorBackend):
         else:
             usage = Usage()
         text = choice.message.content or ""
-        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls)
+        message = self.reply(text, calls)
         return Turn(message, usage, model=response.model, stop_reason=choice.finish_reason or "")
 
     def classify(self, exc: BaseException) -> Failure | None:

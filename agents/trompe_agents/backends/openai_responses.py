@@ -12,7 +12,8 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .retry import Failure
-from .vendor import VendorBackend, api_key, data_url, http_failure, json_schema_strict, parts_of, result_text
+from .vendor import (VendorBackend, api_key, data_url, http_failure, json_schema_strict, parts_of, result_text,
+                     system_text)
 from .vendor import tool_call as neutral_call
 
 FINAL_NAME = "final_answer"
@@ -95,7 +96,7 @@ class OpenAIResponsesBackend(VendorBackend):
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
         request: dict[str, Any] = {"model": model, "input": self.to_input(messages),
                                    "max_output_tokens": max_output_tokens}
-        if system := "\n\n".join(m.text for m in messages if m.role == "system" and m.text):
+        if system := system_text(messages):
             request["instructions"] = system
         if tools:
             request["tools"] = [{"type": "function", "name": t.name, "description": t.description,
@@ -120,8 +121,7 @@ class OpenAIResponsesBackend(VendorBackend):
                          u.output_tokens_details.reasoning_tokens if u.output_tokens_details else 0,
                          u.input_tokens_details.cached_tokens if u.input_tokens_details else 0) if u else Usage()
         text = response.output_text
-        vendor = self.tagged([i.model_dump(mode="json", exclude_none=True) for i in response.output])
-        message = Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
+        message = self.reply(text, calls, [i.model_dump(mode="json", exclude_none=True) for i in response.output])
         return Turn(message, usage, model=response.model, stop_reason=response.status or "")
 
     def classify(self, exc: BaseException) -> Failure | None:

@@ -181,9 +181,10 @@ class VendorBackend:
         turn.sent = {**sent, **dropped, **notes}
         return turn
 
-    def tagged(self, payload: Any) -> dict[str, Any]:
-        """Wrap the vendor's own reply for `Message.vendor`, so only this backend echoes it back."""
-        return {"backend": self.name, "payload": payload}
+    def reply(self, text: str, calls: list[ToolCall], payload: Any = None) -> Message:
+        """The assistant message of a reply; the vendor's own `payload` is tagged so only this backend echoes it."""
+        vendor = None if payload is None else {"backend": self.name, "payload": payload}
+        return Message("assistant", [TextPart(text)] if text else [], tool_calls=calls, vendor=vendor)
 
     def echo(self, message: Message) -> Any:
         """This backend's payload on an assistant message, or None (then the neutral parts are translated)."""

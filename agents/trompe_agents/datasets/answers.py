@@ -72,11 +72,9 @@ def _yesno(text: str) -> str | None:
 
 
 def _binary(text: str) -> str | None:
-    tag = _tag(text)
-    if tag is not None and tag.strip() in ("0", "1"):
-        return "yes" if tag.strip() == "1" else "no"
-    if text.strip() in ("0", "1"):
-        return "yes" if text.strip() == "1" else "no"
+    for source in (_tag(text), text):
+        if source is not None and source.strip() in ("0", "1"):
+            return "yes" if source.strip() == "1" else "no"
     return _yesno(text)
 
 

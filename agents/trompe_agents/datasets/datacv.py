@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
 import re
 from pathlib import Path
 
 from .answers import normalise
 from .base import DatasetError, ListDataset, Sample
-from .files import require_columns, require_file
+from .files import read_json_list, require_columns, require_file
 
 OPTION = re.compile(r"^\s*([A-D])[.)]\s*(.*)$")
 
@@ -55,9 +54,7 @@ def parse_options(option, where: str) -> list[str]:
 def load_datacv2(path: Path, images_root: Path | None = None) -> ListDataset:
     """Task II: a JSON list of `image_name, Question, option` (+ optional `answer`); answers A-D."""
     root = (images_root or path.parent).resolve()
-    items = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(items, list):
-        raise DatasetError(f"{path}: expected a JSON list of items")
+    items = read_json_list(path, "items")
     samples = []
     for i, item in enumerate(items):
         item_id = str(item.get("id", item.get("index", i))) if isinstance(item, dict) else str(i)

@@ -1,9 +1,11 @@
-"""Small checks shared by the loaders: files that must exist, columns that must be present."""
+"""Small checks shared by the loaders: files that must exist, columns that must be present, JSON lists."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .base import DatasetError
 
@@ -14,6 +16,14 @@ def require_file(path: Path, what: str) -> Path:
     if not path.is_file():
         raise DatasetError(f"{what}: file not found: {path}")
     return path.resolve()
+
+
+def read_json_list(path: Path, what: str) -> list[Any]:
+    """The JSON list in `path`, or an error saying a list of `what` was expected."""
+    items = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(items, list):
+        raise DatasetError(f"{path}: expected a JSON list of {what}")
+    return items
 
 
 def require_columns(have: Iterable[str], need: Iterable[str], where: str) -> None:

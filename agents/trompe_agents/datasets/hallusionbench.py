@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .answers import normalise
 from .base import DatasetError, ListDataset, Sample
-from .files import require_columns, require_file
+from .files import read_json_list, require_columns, require_file
 
 COLUMNS = ["category", "subcategory", "visual_input", "set_id", "figure_id", "question_id", "question",
            "gt_answer", "filename"]
-
 
 METADATA = ("category", "visual_input", "set_id", "figure_id", "question_id", "gt_answer_details",
             "filename")
@@ -20,9 +18,7 @@ METADATA = ("category", "visual_input", "set_id", "figure_id", "question_id", "g
 def load_hallusionbench(path: Path, images_root: Path | None = None) -> ListDataset:
     """Questions with an image (visual_input != 0); text-only questions are skipped and counted."""
     root = (images_root or path.parent).resolve()
-    items = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(items, list):
-        raise DatasetError(f"{path}: expected a JSON list of questions")
+    items = read_json_list(path, "questions")
     samples = []
     for i, item in enumerate(items):
         where = f"{path}: item {i}"

@@ -27,15 +27,13 @@ def read_labels(path: Path) -> dict[str, str]:
         return {k: v.strip() for k, v in pairs}
     if path.suffix == ".csv":
         rows = list(csv.DictReader(text.splitlines()))
-        fields = list(rows[0]) if rows else []
     elif path.suffix == ".jsonl":
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        fields = list(rows[0]) if rows else []
     else:
-        data = json.loads(text)
-        if isinstance(data, dict):
-            return {str(k): str(v) for k, v in data.items()}
-        rows, fields = data, list(data[0]) if data else []
+        rows = json.loads(text)
+        if isinstance(rows, dict):
+            return {str(k): str(v) for k, v in rows.items()}
+    fields = list(rows[0]) if rows else []
     id_key = next((k for k in ID_KEYS if k in fields), None)
     answer_key = next((k for k in ANSWER_KEYS if k in fields), None)
     if id_key is None or answer_key is None:

@@ -157,12 +157,11 @@ class IllusionAgent:
             agent, answer = "default", DEFAULT_ANSWER[self.config.task]
             reasons = "no agent gave a valid answer; deterministic default"
         usage = sum((r.usage for r in results.values()), Usage())
+        stops = {name: r.stop for name, r in results.items()}
         if trace:
-            trace.event("final", agent, answer=answer, reasons=reasons,
-                        stops={name: r.stop for name, r in results.items()}, errors=errors)
+            trace.event("final", agent, answer=answer, reasons=reasons, stops=stops, errors=errors)
         return Outcome(answer, reasons, agent, routed, sum(r.rounds for r in results.values()), usage,
-                       [c for r in results.values() for c in r.tool_calls],
-                       {name: r.stop for name, r in results.items()}, errors, trace_dir, seconds)
+                       [c for r in results.values() for c in r.tool_calls], stops, errors, trace_dir, seconds)
 
 
 def _needs_rescue(result: AgentResult) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trompe_server.errors import PluginError
 
-from ..cliopts import add_backend_args, add_server_args, backend_from_args, toolclient_from_args
+from ..cliopts import add_backend_args, add_server_args, backend_from_args, comma_list, toolclient_from_args
 from ..toolclient import ToolClientError
 from .agent import AgentConfig, IllusionAgent
 from .pricing import parse_prices
@@ -93,8 +93,7 @@ def quiet_http_logs() -> None:
 
 
 def agent_config(args: argparse.Namespace) -> AgentConfig:
-    tags = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
-    allow = [t.strip() for t in args.allow.split(",") if t.strip()] if args.allow else None
+    tags, allow = comma_list(args.tools), comma_list(args.allow)
     return AgentConfig(task=args.task, tags=tags, allow=allow, max_rounds=args.max_rounds,
                        rescue_rounds=args.rescue_rounds, normalize=args.normalize,
                        prompts=Prompts(parse_overrides(args.prompt, args.task)))

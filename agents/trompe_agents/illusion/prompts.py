@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from importlib.resources import files
 from pathlib import Path
+
+from trompe_prompts import read_prompt
 
 NAMES = ("task1", "task2", "lessons", "rescue")
 
@@ -13,7 +14,7 @@ def packaged(name: str) -> str:
     """The shipped text of one prompt file."""
     if name not in NAMES:
         raise ValueError(f"prompt must be one of {', '.join(NAMES)}, got {name!r}")
-    return (files("trompe_prompts") / "illusion" / f"{name}.md").read_text(encoding="utf-8")
+    return read_prompt("illusion", f"{name}.md")
 
 
 def parse_overrides(values: list[str] | None, task: int) -> dict[str, str]:

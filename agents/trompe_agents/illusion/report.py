@@ -152,9 +152,11 @@ def _cost(records: list[dict[str, Any]]) -> str:
 
 
 def _list(records: list[dict[str, Any]]) -> str:
-    return "".join(f"<li><a href='{sample_file(r['id'])}'>{escape(r['id'])}</a> ({escape(str(r.get('agent')))}: "
-                   f"{escape(json.dumps(r.get('stops')))})</li>" for r in records).join(("<ul class='rescued'>",
-                                                                                         "</ul>")) if records else ""
+    if not records:
+        return ""
+    items = "".join(f"<li><a href='{sample_file(r['id'])}'>{escape(r['id'])}</a> ({escape(str(r.get('agent')))}: "
+                    f"{escape(json.dumps(r.get('stops')))})</li>" for r in records)
+    return f"<ul class='rescued'>{items}</ul>"
 
 
 def _table(records: list[dict[str, Any]]) -> str:

@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, UTC
@@ -153,8 +154,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     samples = list(samples)
-    ids = [s.id for s in samples]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
     if duplicates:
         raise ValueError(f"dataset: sample ids must be unique; repeated: {', '.join(duplicates[:5])}")
     order = [(s.id, (s.metadata or {}).get("index", s.id)) for s in samples]  # for submissions: every sample

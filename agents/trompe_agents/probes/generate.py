@@ -59,7 +59,7 @@ def encode(im: Image.Image, jpeg_quality: int | None) -> tuple[bytes, str]:
 
 
 def _plain(value):
-    """Numpy scalars and tuples in params become plain JSON values."""
+    """Numpy scalars and arrays in params become plain JSON values (json.dumps's `default`)."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):

@@ -12,7 +12,7 @@ from trompe_server.errors import PluginError
 
 from ..backends.base import BackendError
 from ..cliopts import non_negative_int, positive_int, add_server_args, backend_from_args, toolclient_from_args
-from .evaluate import Runner, accuracy
+from .evaluate import Runner, accuracy, write_results
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import NUCTParams
 from .prompt_dir import resolve
@@ -203,9 +203,7 @@ async def _apply(args: argparse.Namespace) -> int:
             await sandbox.close()
             await _close(target)
     out = args.out or args.source / f"apply-{args.dataset.stem}.jsonl"
-    with out.open("w") as f:
-        for o in outcomes:
-            f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
+    write_results(out, outcomes)
     tokens = sum(o.usage.total for o in outcomes) / max(len(outcomes), 1)
     print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
           f"results in {out}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -66,15 +68,23 @@ class Runner:
                    api_reference(schemas))
 
     async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
-        """Every sample in order; a sample's failure is its outcome. Only a target that can answer no one
-        (quota, key) raises, after every sample has stopped, so the node is not scored on a broken model."""
+        """Every sample in order; a sample's failure is its outcome."""
+        return await self._each(samples, lambda sample: self.run_sample(impl, sample))
+
+    async def _each(self, samples: list[Sample], run: Callable[[Sample], Awaitable[Outcome]]) -> list[Outcome]:
+        """`run` on every sample, `concurrency` at a time. Only a target that can answer no one (quota, key)
+        raises, after every sample has stopped, so the node is not scored on a broken model."""
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(sample: Sample) -> Outcome:
             async with limit:
-                return await self.run_sample(impl, sample)
+                return await run(sample)
 
-        return _all_or_raise(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
+        results = await asyncio.gather(*(one(s) for s in samples), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
 
     async def run_sample(self, impl: Implementation, sample: Sample) -> Outcome:
         images = dict(zip(INPUT_NAMES, sample.images))
@@ -104,21 +114,13 @@ class Runner:
         prediction = extract(kind, raw, expected=sample.answer)
         return prediction, sample.answer is not None and is_correct(kind, raw, sample.answer)
 
-
     async def evaluate_agentic(self, samples: list[Sample], max_rounds: int = 10) -> list[Outcome]:
-        """The SketchPad baseline: zero-shot tool use through the agent loop, one sample at a time."""
-        limit = asyncio.Semaphore(self.concurrency)
-
-        async def one(sample: Sample) -> Outcome:
-            async with limit:
-                return await self.run_agentic(sample, max_rounds)
-
-        return _all_or_raise(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
-
-    async def run_agentic(self, sample: Sample, max_rounds: int) -> Outcome:
-
+        """The SketchPad baseline: zero-shot tool use through the agent loop, each sample on its own."""
         system = Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(
             answer_format=self.task.answer_format)
+        return await self._each(samples, lambda sample: self.run_agentic(sample, system, max_rounds))
+
+    async def run_agentic(self, sample: Sample, system: str, max_rounds: int) -> Outcome:
         result = await run_agent(self.target, self.tools, system=system, question=question_text(sample),
                                  images=dict(zip(INPUT_NAMES, sample.images)), final_schema=ANSWER_SCHEMA,
                                  max_rounds=max_rounds, allow=self.tool_names)
@@ -128,11 +130,11 @@ class Runner:
                        "ok" if result.stop == "answer" else result.stop, result.usage)
 
 
-def _all_or_raise(results: list[Outcome | BaseException]) -> list[Outcome]:
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-    return list(results)
+def write_results(path: Path, outcomes: list[Outcome]) -> None:
+    """One JSON line per outcome: its summary plus the raw answer and token usage."""
+    with path.open("w") as f:
+        for o in outcomes:
+            f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
 
 
 def accuracy(outcomes: list[Outcome]) -> float:

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
-from .evaluate import INPUT_NAMES, Outcome, Runner, accuracy, representatives
+from .evaluate import INPUT_NAMES, Outcome, Runner, accuracy, representatives, write_results
 from .nuct import NUCTParams, select
 from .roles import Costs, RoleError, Roles
 from .tree import Experiment, Implementation, Node, SelfEval, Tree, write_json_atomic
@@ -60,7 +60,6 @@ class Explorer:
         self.tree = Tree()
         self.history: list[dict[str, Any]] = []
         self.iteration = 0
-        self.tool_doc = runner.tool_doc
 
     # checkpoints ------------------------------------------------------------
     def _checkpoint(self) -> None:
@@ -156,22 +155,20 @@ class Explorer:
         task = self.runner.task
         idea = node.idea
         if not self.config.abstract:
-            parent = self.tree.nodes[node.parent]
+            parent = self.tree.nodes[node.parent].implementation or NAIVE
             idea = ("Write a variation of this visual prompt that should score higher.\n"
-                    f"Code:\n{parent.implementation.code if parent.implementation else NAIVE.code}\n"
-                    f"Prompt: {parent.implementation.prompt if parent.implementation else NAIVE.prompt}")
+                    f"Code:\n{parent.code}\nPrompt: {parent.prompt}")
         names = INPUT_NAMES[:max(len(s.images) for s in self.dev)]
         return await self.roles.implement(task=task.description, idea=idea, insights=self._insights(node),
-                                          tools=self.tool_doc, image_names=names, answer_format=task.answer_format)
+                                          tools=self.runner.tool_doc, image_names=names,
+                                          answer_format=task.answer_format)
 
     def _record(self, node: Node, outcomes: list[Outcome]) -> None:
         folder = self.out / "nodes" / str(node.id)
         node.experiment = Experiment(accuracy(outcomes), [o.summary() for o in outcomes],
                                      representatives(outcomes, folder))
         node.iteration = self.iteration
-        with (folder / "results.jsonl").open("w") as f:
-            for o in outcomes:
-                f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
+        write_results(folder / "results.jsonl", outcomes)
         self.roles.costs.add("target", "execution", self.iteration, sum((o.usage for o in outcomes), Usage()))
 
     async def _analyse(self, node: Node, outcomes: list[Outcome]) -> None:
@@ -228,7 +225,7 @@ class Explorer:
         try:
             ideas = await self.roles.ideas(task=self.runner.task.description, lineage=self._lineage(parent),
                                            insights=self._insights(parent), siblings=siblings,
-                                           tools=self.tool_doc, count=count, kind=kind)
+                                           tools=self.runner.tool_doc, count=count, kind=kind)
         except RoleError:
             return
         for idea, evaluation in ideas:

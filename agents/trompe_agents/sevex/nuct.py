@@ -28,12 +28,16 @@ def priority(tree: Tree, node: Node, params: NUCTParams) -> float:
     if node.executed and node.visits > 0:
         return (tree.r_max(node.id) - parent.reward) + params.lambda_expl * math.sqrt(
             math.log(n_parent) / node.visits)
-    expected = params.gain_scale * normalise_rating(node.self_eval.gain)
-    novelty = params.lambda_novel * normalise_rating(node.self_eval.novelty)
     executed_siblings = sum(1 for c in tree.children(parent.id) if c.executed)
     if executed_siblings == 0:
-        return expected + novelty + math.inf  # an untried parent's children come first, ranked by the rest
-    return expected + novelty + params.lambda_sat * math.sqrt(math.log(n_parent) / executed_siblings)
+        return _prior(node, params) + math.inf  # an untried parent's children come first, ranked by the rest
+    return _prior(node, params) + params.lambda_sat * math.sqrt(math.log(n_parent) / executed_siblings)
+
+
+def _prior(node: Node, params: NUCTParams) -> float:
+    """Expected gain plus novelty bonus from the ideator's self-evaluation (eq. 2 before saturation)."""
+    return (params.gain_scale * normalise_rating(node.self_eval.gain)
+            + params.lambda_novel * normalise_rating(node.self_eval.novelty))
 
 
 def select(tree: Tree, params: NUCTParams) -> list[Node]:
@@ -49,7 +53,4 @@ def select(tree: Tree, params: NUCTParams) -> list[Node]:
 
 def _rank(tree: Tree, node: Node, params: NUCTParams) -> tuple[float, float, int]:
     """Priority, then the finite part for ties at infinity, then the older node first."""
-    p = priority(tree, node, params)
-    finite = params.gain_scale * normalise_rating(node.self_eval.gain) + params.lambda_novel * normalise_rating(
-        node.self_eval.novelty)
-    return (p, finite, -node.id)
+    return (priority(tree, node, params), _prior(node, params), -node.id)

@@ -7,6 +7,7 @@ import html
 import json
 from pathlib import Path
 
+from .roles import Costs
 from .tree import Node, Tree
 
 
@@ -15,8 +16,7 @@ def render(run_dir: Path) -> str:
     state = json.loads((run_dir / "state.json").read_text())
     run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
     best = tree.best()
-    tokens = sum(v["input_tokens"] + v["output_tokens"] + v["reasoning_tokens"]
-                 for v in state["costs"]["by_iteration"].values())
+    tokens = Costs.from_json(state["costs"]).exploration_total()
     body = [f"<h1>SEVEX run: {html.escape(str(run.get('task', run_dir.name)))}</h1>",
             f"<p>Strategy {html.escape(str(run.get('strategy', '?')))}; {len(tree.executed())} executed of "
             f"{len(tree.nodes)} nodes; best dev accuracy <b>{best.reward:.3f}</b> (node {best.id}); "

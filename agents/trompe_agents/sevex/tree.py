@@ -89,14 +89,11 @@ class Tree:
         return chain
 
     def r_max(self, node_id: int) -> float:
-        """Best reward of the node or any executed descendant (R^max of NUCT)."""
+        """Best reward of the node or any executed descendant (R^max of NUCT); 0 when none ran (rewards are >= 0,
+        so a subtree with nothing executed never raises the maximum)."""
         node = self.nodes[node_id]
         own = [node.reward] if node.executed else []
-        return max(own + [self.r_max(c) for c in node.children if self._has_executed(c)], default=0.0)
-
-    def _has_executed(self, node_id: int) -> bool:
-        node = self.nodes[node_id]
-        return node.executed or any(self._has_executed(c) for c in node.children)
+        return max(own + [self.r_max(c) for c in node.children], default=0.0)
 
     def executed(self) -> list[Node]:
         return [n for n in self.nodes.values() if n.executed]

@@ -32,8 +32,8 @@ def poggendorff(rng: np.random.Generator, size: int, counterfactual: bool, magni
         "Are the two {colour} segments on either side of the bar parts of one straight line?",
         "Is the {colour} segment on the right the exact continuation of the one on the left?"), (
         "Is the {colour} segment on the right out of line with the one on the left?",
-        "Are the two {colour} segments offset from each other, so they would miss behind the bar?"))
-    question = question.format(colour=colour_name)
+        "Are the two {colour} segments offset from each other, so they would miss behind the bar?"),
+        colour=colour_name)
 
     # keep both ends inside the picture
     reach = min(cx - margin, (cy - margin - size * max(OFFSET_STEPS)) / abs(slope))

@@ -38,8 +38,7 @@ def chevreul(rng: np.random.Generator, size: int, counterfactual: bool, magnitud
         "The ticks split the picture into {n} vertical strips of equal width. Do any two neighbouring strips "
         "have exactly the same shade?",
         "There are {n} equal-width vertical strips, marked by the ticks. Is there a pair of neighbouring "
-        "strips with no edge between them?"))
-    question = question.format(n=count)
+        "strips with no edge between them?"), n=count)
 
     edges = [round(k * width / count) for k in range(count + 1)]
     band = round(height * 0.85)

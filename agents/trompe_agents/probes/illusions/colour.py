@@ -27,12 +27,8 @@ def shade_pair(rng: np.random.Generator, base: int, step: float) -> tuple[list[i
     return levels, which, sign
 
 
-def grey(level: int) -> tuple[int, int, int]:
-    return level, level, level
-
-
 def flat_base(rng: np.random.Generator) -> int:
-    """A middle grey that stays in 0..255 after the largest shift."""
+    """A middle level that stays in 0..255 after the largest shift."""
     room = round(MAX_SHADE * 255) + 8
     return int(rng.integers(room, 256 - room))
 
@@ -149,8 +145,7 @@ def colour_circles(rng: np.random.Generator, size: int, counterfactual: bool, ma
     hue = rng.uniform(0, 1)
     surrounds = [tuple(round(255 * c) for c in colorsys.hsv_to_rgb((hue + h) % 1, rng.uniform(0.6, 0.9),
                                                                    rng.uniform(0.7, 0.95))) for h in (0, 0.5)]
-    room = round(MAX_SHADE * 255) + 8
-    fill = tuple(int(rng.integers(room, 256 - room)) for _ in range(3))
+    fill = tuple(flat_base(rng) for _ in range(3))
     radius = height * rng.uniform(0.18, 0.26)
     which, channel, sign = int(rng.integers(2)), int(rng.integers(3)), signed(rng)
     colours = [list(fill), list(fill)]

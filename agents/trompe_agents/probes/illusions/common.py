@@ -40,11 +40,11 @@ def strength(family: str, counterfactual: bool, magnitude: float, limit: float) 
     return float(magnitude)
 
 
-def ask_property(rng: np.random.Generator, holds: bool, affirm: Sequence[str],
-                 deny: Sequence[str]) -> tuple[str, str, dict[str, Any]]:
+def ask_property(rng: np.random.Generator, holds: bool, affirm: Sequence[str], deny: Sequence[str],
+                 **fill: Any) -> tuple[str, str, dict[str, Any]]:
     """A yes/no question that either asserts the property (`affirm`) or its negation (`deny`)."""
     form = pick(rng, ("affirm", "deny"))
-    question = pick(rng, affirm if form == "affirm" else deny)
+    question = pick(rng, affirm if form == "affirm" else deny).format(**fill)
     yes = holds if form == "affirm" else not holds
     return question, "yes" if yes else "no", {"form": form}
 

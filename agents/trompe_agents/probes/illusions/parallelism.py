@@ -37,8 +37,7 @@ def zollner(rng: np.random.Generator, size: int, counterfactual: bool, magnitude
         "Are the long {colour} lines parallel to each other?",
         "Do all the {colour} lines run exactly parallel?"), (
         "Do any of the long {colour} lines lean towards or away from each other?",
-        "Are the {colour} lines tilted relative to one another?"))
-    question = question.format(colour=colour_name)
+        "Are the {colour} lines tilted relative to one another?"), colour=colour_name)
 
     canvas = Canvas(width, height)
     half = (bottom - top) / 2

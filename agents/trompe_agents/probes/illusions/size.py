@@ -119,8 +119,7 @@ def irradiation(rng: np.random.Generator, size: int, counterfactual: bool, magni
     dark_side = int(rng.integers(2))
     extents, larger = scaled_pair(rng, base, step)
     shade = ("white", "black") if dark_side == 0 else ("black", "white")
-    names = ("left", "right")
-    question, answer, ask = ask_comparison(rng, tuple(extents), names=names, kind=kind, **{
+    question, answer, ask = ask_comparison(rng, tuple(extents), kind=kind, **{
         "same": ("Are the white {kind} and the black {kind} the same size?",
                  "Is the {kind} on the left exactly as big as the {kind} on the right?"),
         "differ": ("Is one of the two {kind}s bigger than the other?",

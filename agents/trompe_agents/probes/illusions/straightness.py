@@ -42,8 +42,7 @@ def two_lines(rng: np.random.Generator, name: str, size: int, counterfactual: bo
     thick, ray = max(2.0, size * 0.012), max(1.0, size * 0.004)
     direction = signed(rng)  # +1 bows both lines away from the middle, -1 towards it
     ray_ink, (colour_name, colour) = ink(rng), target_colour(rng)
-    question, answer, ask = ask_property(rng, bend == 0, LINE_QUESTIONS["affirm"], LINE_QUESTIONS["deny"])
-    question = question.format(colour=colour_name)
+    question, answer, ask = ask_property(rng, bend == 0, **LINE_QUESTIONS, colour=colour_name)
 
     canvas = Canvas(width, height)
     canvas.paint(ray_ink, [r for origin in fan_origins for r in fan(origin, angles, 2 * size, ray)])
@@ -96,8 +95,7 @@ def orbison(rng: np.random.Generator, size: int, counterfactual: bool, magnitude
         "Are the sides of the {colour} square straight?",
         "Is every side of the {colour} square a straight line?"), (
         "Are the sides of the {colour} square bent?",
-        "Does the {colour} square have curved sides?"))
-    question = question.format(colour=colour_name)
+        "Does the {colour} square have curved sides?"), colour=colour_name)
 
     canvas = Canvas(width, height, (255, 255, 255))
     radii = np.arange(ring_gap, size * 0.75, ring_gap)
