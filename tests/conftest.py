@@ -11,6 +11,8 @@ from trompe_server.limits import Limits
 
 from imagekit import data_url, gradient
 
+pytest_plugins = ["leftovers"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
