@@ -19,11 +19,37 @@ import pytest
 MARKER = "TROMPE_TEST_RUN"
 GRACE_S = 10.0  # processes told to stop may take a moment to exit; this waits for them, it does not sync tests
 
-_tmp = Path(tempfile.mkdtemp(prefix="trompe-test-tmp-"))
-_token = uuid.uuid4().hex
-os.environ["TMPDIR"] = str(_tmp)
-os.environ[MARKER] = _token
-tempfile.tempdir = str(_tmp)
+_saved = (os.environ.get("TMPDIR"), tempfile.tempdir)
+_tmp = Path()
+_token = ""
+
+
+def activate() -> None:
+    """A fresh temp dir and marker for this run (again for each run when pytest runs in-process repeatedly)."""
+    global _tmp, _token
+    _tmp, _token = Path(tempfile.mkdtemp(prefix="trompe-test-tmp-")), uuid.uuid4().hex
+    os.environ["TMPDIR"] = str(_tmp)
+    os.environ[MARKER] = _token
+    tempfile.tempdir = str(_tmp)
+
+
+def deactivate() -> None:
+    """Remove the run's temp dir and give the process its own temp dir back."""
+    shutil.rmtree(_tmp, ignore_errors=True)
+    os.environ.pop(MARKER, None)
+    if _saved[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = _saved[0]
+    tempfile.tempdir = _saved[1]
+
+
+activate()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get(MARKER) != _token or not _tmp.is_dir():
+        activate()
 
 
 def marked_processes() -> list[tuple[int, str]]:
@@ -65,4 +91,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             for line in lines:
                 reporter.write_line(line)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    shutil.rmtree(_tmp, ignore_errors=True)
+    deactivate()
