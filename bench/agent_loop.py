@@ -24,7 +24,7 @@ from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.loop import run_agent
 from trompe_agents.toolclient import ToolClient
 from trompe_agents.trace import Trace
-from trompe_server.imageio import encode_png
+from trompe_server.encode import encode_png
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 

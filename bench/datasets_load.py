@@ -18,14 +18,18 @@ from tqdm import tqdm
 from trompe_agents.datasets import load_dataset
 from trompe_agents.testing import dataset_files as files
 
+# label -> writer(folder, n) returning (dataset path, --images-root or None); None for parquet means a fresh
+# cache folder per repeat (the cold cost of writing embedded images).
 WRITERS = {
-    "jsonl (baseline)": lambda d, n: files.write_generic(d / "jsonl", n),
-    "datacv1": lambda d, n: files.write_datacv1(d / "datacv1", n),
-    "datacv2": lambda d, n: files.write_datacv2(d / "datacv2", n),
-    "hallusionbench": lambda d, n: files.write_hallusionbench(d / "hb", n * 4 // 3 + 1),  # 1 in 4 has no image
-    "blink (2 images)": lambda d, n: files.write_blink(d / "blink.parquet", n),
-    "blindtest": lambda d, n: files.write_blindtest(d / "blindtest.parquet", n),
-    "illusionvqa": lambda d, n: files.write_illusionvqa(d / "illusionvqa.parquet", n),
+    "jsonl (baseline)": lambda d, n: (files.write_generic(d / "jsonl", n), None),
+    "datacv1": lambda d, n: (files.write_datacv1(d / "datacv1", n, answers=True), None),
+    "datacv2": lambda d, n: (files.write_datacv2(d / "datacv2", n, answers=True), d / "datacv2" / "images"),
+    "hallusionbench": lambda d, n: (files.write_hallusionbench(d / "hb", n), None),
+    "vstar": lambda d, n: (files.write_vstar(d / "vstar", n), d / "vstar" / "V_star bench"),
+    "blink (2 images)": lambda d, n: (files.write_blink(d / "blink.parquet", n), None),
+    "blindtest": lambda d, n: (files.write_blindtest(d / "blindtest.parquet", n), None),
+    "illusionvqa": lambda d, n: (files.write_illusionvqa(d / "illusionvqa.parquet", n), None),
+    "tet": lambda d, n: (files.write_tet(d / "tet.parquet", n), None),
 }
 
 
@@ -38,14 +42,14 @@ def main() -> None:
         root = Path(tmp)
         medians = {}
         for label, write in tqdm(WRITERS.items(), desc="formats", unit="format"):
-            path = write(root, args.n)
+            path, images_root = write(root, args.n)
             times = []
             for r in range(args.repeat):
                 start = time.perf_counter()
-                loaded = load_dataset(path, images_root=root / f"cache-{label}-{r}" if "parquet" in path.suffix
-                                      else None)
+                cache = root / f"cache-{label}-{r}" if path.suffix == ".parquet" else images_root
+                loaded = load_dataset(path, images_root=cache)
                 times.append(time.perf_counter() - start)
-            assert len(loaded) >= args.n, (label, len(loaded))
+            assert len(loaded) >= args.n and "missing_image" not in loaded.counts, (label, loaded.counts)
             medians[label] = statistics.median(times)
     base = medians["jsonl (baseline)"]
     print("\n| format | samples | median ms | ratio vs jsonl |\n|---|---:|---:|---:|")

@@ -1,32 +1,50 @@
-"""Image tokens one illusion sample costs per vendor, from each vendor's published formula (no API calls).
+"""Input tokens of a whole 10-round Task II sample, per vendor: today's requests against elision and caching.
 
-A 10-round trace: a 1024x768 original plus one tool image per round, sizes as the core tools make them.
-"once" counts each image once; "billed" is what 10 requests cost without prompt caching, since every
-request re-sends the conversation so far (the original in all 11 requests, round k's image in 11-k).
-The SEVEX paper's per-sample totals (all tokens, text included) are the reference.
+The sample is built for real: a synthetic 1024x768 original, ten tool images the size the core tools make, the real
+Task II system prompt and the real tool schemas (in-process server), and ~150 tokens of model/tool text per round.
+Each of the 11 requests is prepared by the backends' own code (`model_images.prepare_messages`); image tokens come
+from each vendor's published formula for the size actually sent, text tokens are characters / 4.
+
+- "today": every request re-sends every image (no elision, no caching): the state before issue 12.
+- "K=n, no cache": images older than the last n rounds become a stub, nothing cached.
+- "K=n + cache": the same, and the stable prefix (system, tools, first user turn with the original) is cached from
+  the second request on: Claude by cache_control, OpenAI and Gemini automatically.
+  Cached tokens are counted at the vendor's cache-read price ratio (the first write at Claude's 1.25x).
+
+The last column checks that the synthetic images reached the model pixel-exact (lossless PNG, not downscaled).
 
     python bench/image_tokens.py
 """
 
 from __future__ import annotations
 
+import asyncio
+import io
+import json
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "agents"))
+
+from trompe_agents.backends.catalogue import (ANTHROPIC_IMAGES, DEFAULT_KEEP_ROUNDS, GEMINI_IMAGES,  # noqa: E402
+                                              OPENAI_IMAGES, lookup)
+from trompe_agents.messages import ImagePart, Message, TextPart, ToolCall  # noqa: E402
+from trompe_agents.model_images import ImagePolicy, prepare_messages  # noqa: E402
 
 ORIGINAL = (1024, 768)
-TOOL_IMAGES = [  # (tool, width, height) for one plausible 10-round illusion trace
-    ("draw_line", 1024, 768), ("draw_line", 1024, 768), ("crop zoom 2 (256x192)", 512, 384),
-    ("crop zoom 2 (256x192)", 512, 384), ("compare_crops (2 regions)", 520, 272),
-    ("draw_rectangle", 1024, 768), ("crop zoom 4 (128x128)", 512, 512), ("convert_grayscale", 1024, 768),
-    ("compare_crops (3 regions)", 780, 272), ("draw_circle", 1024, 768),
-]
-SKETCHPAD, SEVEX = 15_621, 1_375
-PREVIEW_SIDE = 1568  # the server downscales anything larger before sending (Limits.max_preview_side)
+TOOL_IMAGES = [(1024, 768), (1024, 768), (512, 384), (512, 384), (520, 272), (1024, 768), (512, 512), (1024, 768),
+               (780, 272), (1024, 768)]
+ROUND_TEXT = 600  # characters of reasoning, call and result text per round (~150 tokens)
+SKETCHPAD, SEVEX = 15_621, 1_375  # the SEVEX paper's per-sample totals, text included
 
 
-def fit(w: int, h: int, long_side: float = math.inf, pixels: float = math.inf) -> tuple[float, float]:
-    """Downscale (never up) to a longest side and a pixel budget."""
-    scale = min(1.0, long_side / max(w, h), math.sqrt(pixels / (w * h)))
+def fit(w: float, h: float, side: float = math.inf, pixels: float = math.inf) -> tuple[float, float]:
+    scale = min(1.0, side / max(w, h), math.sqrt(pixels / (w * h)))
     return w * scale, h * scale
 
 
@@ -35,69 +53,104 @@ def anthropic(w: int, h: int) -> int:
     return math.ceil(w * h / 750)
 
 
-def anthropic_patches(w: int, h: int) -> int:
-    w, h = fit(w, h, 2576)
-    return math.ceil(w / 28) * math.ceil(h / 28)
+def openai_patches(w: int, h: int) -> int:
+    patches = math.ceil(w / 32) * math.ceil(h / 32)
+    if patches > 1536:
+        w, h = fit(w, h, pixels=1536 * 32 * 32)
+        patches = min(1536, math.ceil(w / 32) * math.ceil(h / 32))
+    return math.ceil(patches * 1.62)
 
 
-def openai_tiles(w: int, h: int) -> int:
-    w, h = fit(w, h, 2048)
-    if min(w, h) > 768:
-        w, h = w * 768 / min(w, h), h * 768 / min(w, h)
-    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+def gemini3(w: int, h: int) -> int:
+    return 1120  # media_resolution HIGH, the image default
 
 
-def openai_patches(multiplier: float) -> Callable[[int, int], int]:
-    def cost(w: int, h: int) -> int:
-        patches = math.ceil(w / 32) * math.ceil(h / 32)
-        if patches > 1536:
-            w, h = fit(w, h, pixels=1536 * 32 * 32)
-            patches = min(1536, math.ceil(w / 32) * math.ceil(h / 32))
-        return math.ceil(patches * multiplier)
-    return cost
-
-
-def gemini2(w: int, h: int) -> int:
-    return 258 if max(w, h) <= 384 else 258 * math.ceil(w / 768) * math.ceil(h / 768)
-
-
-def flat(tokens: int) -> Callable[[int, int], int]:
-    return lambda w, h: tokens
-
-
-def qwen3_vl(w: int, h: int) -> int:
-    return round(w / 32) * round(h / 32)
-
-
-VENDORS: list[tuple[str, Callable[[int, int], int]]] = [
-    ("Anthropic (w*h/750, <=1568 px, 1.15 MP)", anthropic),
-    ("Anthropic Opus 4.7+ (28-px patches, <=2576 px)", anthropic_patches),
-    ("OpenAI gpt-4o / 4.1 (high: 85 + 170/tile)", openai_tiles),
-    ("OpenAI gpt-5-mini / 4.1-mini (32-px patches x1.62)", openai_patches(1.62)),
-    ("OpenAI gpt-5-nano / 4.1-nano (32-px patches x2.46)", openai_patches(2.46)),
-    ("Gemini 2.x (258 per 768-px tile)", gemini2),
-    ("Gemini 3 (media_resolution HIGH default: 1120)", flat(1120)),
-    ("Gemini 3 (media_resolution LOW: 280)", flat(280)),
-    ("Qwen3-VL local (32-px patches)", qwen3_vl),
-    ("Gemma 3 local (256 per image)", flat(256)),
+VENDORS: list[tuple[str, str, Callable[[int, int], int], object]] = [
+    ("Anthropic claude-sonnet-5-5", "claude-sonnet-5-5", anthropic, ANTHROPIC_IMAGES),
+    ("OpenAI gpt-6.1-terra (32-px patches x1.62)", "gpt-6.1-terra", openai_patches, OPENAI_IMAGES),
+    ("Gemini gemini-3.1-pro-preview (1120 per image)", "gemini-3.1-pro-preview", gemini3, GEMINI_IMAGES),
 ]
 
 
+def synthetic(w: int, h: int, seed: int) -> bytes:
+    """A few-colour drawing like the illusion probes: flat fills, lines and circles."""
+    rng = np.random.default_rng(seed)
+    im = Image.new("RGB", (w, h), (235, 235, 235))
+    draw = ImageDraw.Draw(im)
+    for _ in range(12):
+        x0, y0 = int(rng.integers(0, w - 20)), int(rng.integers(0, h - 20))
+        colour = tuple(int(c) for c in rng.integers(0, 255, 3))
+        draw.rectangle([x0, y0, x0 + int(rng.integers(10, w // 3)), y0 + int(rng.integers(10, h // 3))], fill=colour)
+        draw.line([0, y0, w, y0], fill=(255, 0, 0), width=3)
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+async def text_prefix() -> int:
+    """Characters of the real Task II system prompt and the real tool schemas the model is offered."""
+    from trompe_agents.illusion.prompts import Prompts
+    from trompe_agents.toolclient import ToolClient
+
+    async with ToolClient.in_process() as tools:
+        schemas = await tools.list_tools()
+    system = Prompts().system(2)
+    return len(system) + len(json.dumps([vars(s) for s in schemas]))
+
+
+def history(images: list[bytes]) -> list[list[Message]]:
+    """The message list of each of the 11 requests of a 10-round sample."""
+    messages = [Message("system", [TextPart("(system)")]),
+                Message("user", [TextPart("(question)"), ImagePart("original", images[0])])]
+    requests = [list(messages)]
+    for n, data in enumerate(images[1:], start=1):
+        messages.append(Message("assistant", [TextPart("x" * (ROUND_TEXT // 2))],
+                                [ToolCall(f"c{n}", "draw_line", {})]))
+        messages.append(Message("tool", [TextPart("y" * (ROUND_TEXT // 2)), ImagePart(f"img_{n:03d}", data)],
+                                tool_call_id=f"c{n}", tool_name="draw_line"))
+        requests.append(list(messages))
+    return requests
+
+
+def sample_tokens(requests: list[list[Message]], prefix_chars: int, cost: Callable[[int, int], int], limits,
+                  keep: int | None, cache_read: float = 1.0, cache_write: float = 1.0) -> tuple[float, bool]:
+    """Effective input tokens of the whole sample, and whether every synthetic image arrived pixel-exact."""
+    total, exact = 0.0, True
+    for n, messages in enumerate(requests):
+        sent, _ = prepare_messages(messages, ImagePolicy(limits, "auto", keep))
+        images = [p for m in sent for p in m.images]
+        for part, original in zip(images, (p for m in messages for p in m.images if p.id in {i.id for i in images})):
+            exact &= part.data == original.data
+        sizes = [Image.open(io.BytesIO(p.data)).size for p in images]
+        prefix = prefix_chars / 4 + cost(*sizes[0])
+        rest = sum(cost(*s) for s in sizes[1:]) + n * ROUND_TEXT / 4
+        total += prefix * (cache_write if n == 0 else cache_read) + rest
+    return total, exact
+
+
 def main() -> None:
-    images = [("original", *ORIGINAL), *TOOL_IMAGES]
-    sent = [fit(w, h, PREVIEW_SIDE) for _, w, h in images]
-    requests = len(images)  # one request per round plus the answer round
-    print(f"one sample: original {ORIGINAL[0]}x{ORIGINAL[1]} + {len(TOOL_IMAGES)} tool images "
-          f"({', '.join(f'{w}x{h}' for _, w, h in TOOL_IMAGES)}); {requests} requests\n")
-    print(f"| model family (formula) | original | 10 tool images | once per sample | billed, {requests} requests "
-          f"without cache | once vs SEVEX {SEVEX:,} | once vs SketchPad {SKETCHPAD:,} |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for label, cost in VENDORS:
-        tokens = [cost(round(w), round(h)) for w, h in sent]
-        once = sum(tokens)
-        billed = sum(t * (requests - i) for i, t in enumerate(tokens))
-        print(f"| {label} | {tokens[0]:,} | {sum(tokens[1:]):,} | {once:,} | {billed:,} | "
-              f"{once / SEVEX:.1f}x | {once / SKETCHPAD:.2f}x |")
+    prefix_chars = asyncio.run(text_prefix())
+    images = [synthetic(*ORIGINAL, 0)] + [synthetic(w, h, i + 1) for i, (w, h) in enumerate(TOOL_IMAGES)]
+    requests = history(images)
+    ks = [1, 2, 3]
+    print(f"one Task II sample: {len(requests)} requests, original {ORIGINAL[0]}x{ORIGINAL[1]} + {len(TOOL_IMAGES)} "
+          f"tool images; system prompt + tool schemas {prefix_chars:,} characters; default K={DEFAULT_KEEP_ROUNDS}\n")
+    print(f"| vendor (model) | today (no elision, no cache) | K={DEFAULT_KEEP_ROUNDS}, no cache (x today) | "
+          + " | ".join(f"K={k} + cache (x today)" for k in ks) + " | synthetic pixels exact |")
+    print("|---|---:|---:|" + "---:|" * len(ks) + "---|")
+    for label, model, cost, limits in VENDORS:
+        price = lookup(model).price
+        read = price.cache_read / price.input
+        write = (price.cache_write or price.input) / price.input
+        today, exact = sample_tokens(requests, prefix_chars, cost, limits, None)
+        elided, _ = sample_tokens(requests, prefix_chars, cost, limits, DEFAULT_KEEP_ROUNDS)
+        cells = [f"{elided:,.0f} ({elided / today:.2f}x)"]
+        for k in ks:
+            after, ok = sample_tokens(requests, prefix_chars, cost, limits, k, read, write)
+            exact &= ok
+            cells.append(f"{after:,.0f} ({after / today:.2f}x)")
+        print(f"| {label} | {today:,.0f} | " + " | ".join(cells) + f" | {'yes' if exact else 'NO'} |")
+    print(f"\nreference per-sample totals (SEVEX paper): SEVEX {SEVEX:,}, SketchPad {SKETCHPAD:,}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,28 @@
-"""Benchmark: each core tool called directly (Pillow + PNG encode) vs through MCP in memory, stdio and HTTP.
+"""Benchmark: tool calls against the raw floor and two peer MCP image servers, at image sizes 256² to 48 MP.
+
+The raw floor is the same Pillow operation plus a full PNG encode with Pillow, in-process: what a script
+that draws and saves with Pillow pays. trompe's columns go through the official MCP client in memory, over
+stdio and over HTTP (real `trompe-server` processes) and return pixels; the peers (ImageSorcery MCP and
+ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and write a PNG file, returning
+its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
+stdio beside the current one. Calls go round-robin after one warm-up round, so load hits every column alike.
 
 Also the peak memory (RSS) of one session holding 200 derived versions of a 4000x3000 image, to show the
 memory budget and spill to disk keep the server bounded.
 
-    python bench/server_tools.py            # full run (a few minutes)
-    python bench/server_tools.py --quick    # fewer repetitions, one memory budget
+    python bench/server_tools.py --quick --peer-venv /work/bench-venv --ddp-server /path/to/DDP/src/mcp_server.py
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
+import os
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -27,19 +36,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
 from mcp import Client, StdioServerParameters
 from PIL import Image
 from pydantic import TypeAdapter
+from sample_images import photo
 from tqdm import tqdm
 
 from trompe_server.app import ServerConfig, create_app
-from trompe_server.imageio import encode_png, preview
 from trompe_server.limits import GiB, MiB, Limits
 
-SIZES = [(1024, 1024), (4000, 3000)]
+SIZES = [(256, 256), (1024, 1024), (2000, 1500), (4000, 3000), (8000, 6000)]
+PEER_TOOLS = ["crop", "draw_line", "draw_rectangle"]  # the operations both peers also offer
 SERVER = str(Path(sys.executable).with_name("trompe-server"))
-LIMIT_FLAGS = ["--max-session-bytes", "64GiB", "--max-images", "5000"]
+LIMIT_FLAGS = ["--max-session-bytes", "64GiB", "--max-images", "5000", "--max-source-bytes", "1GiB"]
 
 
 def tool_arguments(tool: str, w: int, h: int) -> dict[str, Any]:
@@ -59,15 +68,25 @@ def tool_arguments(tool: str, w: int, h: int) -> dict[str, Any]:
     }[tool]
 
 
-def photo(w: int, h: int) -> Image.Image:
-    """Smooth gradients plus mild noise: compresses like a photograph, not like a flat test card."""
-    x = np.linspace(0, 255, w, dtype=np.float32)[None, :]
-    y = np.linspace(0, 255, h, dtype=np.float32)[:, None]
-    noise = np.random.default_rng(0).integers(-6, 7, (h, w), dtype=np.int16)
-    rgb = np.empty((h, w, 3), np.uint8)
-    for channel, base in enumerate((x + 0 * y, y + 0 * x, (x + y) / 2)):
-        rgb[..., channel] = np.clip(base + noise, 0, 255)
-    return Image.fromarray(rgb, "RGB")
+def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The same operation as `tool` in each peer's own tool (DDP has no free line: one vertical guide line)."""
+    x0, y0, x1, y1 = w // 4, h // 4, 3 * w // 4, 3 * h // 4
+    red = [0, 0, 255]  # BGR
+    sorcery = {
+        "crop": ("crop", {"x1": x0, "y1": y0, "x2": x1, "y2": y1}),
+        "draw_line": ("draw_lines", {"lines": [{"x1": 0, "y1": 0, "x2": w - 1, "y2": h - 1, "color": red,
+                                                "thickness": 3}]}),
+        "draw_rectangle": ("draw_rectangles", {"rectangles": [{"x1": x0, "y1": y0, "x2": x1 - 1, "y2": y1 - 1,
+                                                               "color": red, "thickness": 2}]}),
+    }[tool]
+    ddp = {
+        "crop": ("crop_image", {"bbox_list": [[x0, y0, x1, y1]]}),
+        "draw_line": ("gridmask", {"xp": [w // 2]}),
+        "draw_rectangle": ("draw_rectangle", {"bboxes": [[x0, y0, x1 - 1, y1 - 1]]}),
+    }[tool]
+    return {"imagesorcery": (sorcery[0], {"input_path": str(path), "output_path": str(out / f"{tool}.png")}
+                             | sorcery[1]),
+            "ddp": (ddp[0], {"image_path": str(path)} | ddp[1])}
 
 
 class DirectContext:
@@ -83,13 +102,13 @@ class DirectContext:
         return self.images[image_id].size
 
 
-def direct_call(fn: Callable, images: dict[str, Image.Image], arguments: dict[str, Any], limits: Limits) -> None:
-    """The tool function on a Pillow image, then the same PNG the server would send (preview included)."""
+def raw_floor(fn: Callable, images: dict[str, Image.Image], arguments: dict[str, Any], limits: Limits) -> None:
+    """The tool's Pillow operation on a copy, then Pillow's own PNG encode of the full-size result."""
     hints = typing.get_type_hints(fn, include_extras=True)
     kwargs = {k: TypeAdapter(hints[k]).validate_python(v) for k, v in arguments.items()}
     out = fn(DirectContext(images, limits), **kwargs)
     if out.image is not None:
-        encode_png(preview(out.image, limits.max_preview_side))
+        out.image.save(io.BytesIO(), format="PNG", compress_level=1)
 
 
 def median_ms(samples: list[float]) -> float:
@@ -129,49 +148,92 @@ def http_server(root: Path):
         proc.wait()
 
 
-async def tool_table(root: Path, reps: dict[tuple[int, int], int]) -> list[dict[str, Any]]:
-    limits = Limits.from_env({}, max_session_bytes=64 * GiB, max_images=5000)
+def silenced(command: str, args: list[str], **options: Any) -> StdioServerParameters:
+    """A stdio server whose log lines (stderr) are dropped, so the progress bar stays readable."""
+    return StdioServerParameters(command="sh", args=["-c", 'exec "$0" "$@" 2>/dev/null', command, *args], **options)
+
+
+def stdio_servers(root: Path, args: argparse.Namespace) -> dict[str, StdioServerParameters]:
+    """Every stdio server of the run: trompe, optionally the baseline trompe, and the peers that were given."""
+    quiet = {"PATH": os.environ["PATH"], "HOME": str(root), "FASTMCP_LOG_LEVEL": "WARNING"}
+    servers = {"stdio": silenced(SERVER, ["--root", str(root), *LIMIT_FLAGS])}
+    if args.baseline:
+        code = args.baseline.resolve()
+        path = os.pathsep.join(str(code / part) for part in ("servers", "plugins", "agents", "prompts"))
+        servers = {"before (stdio)": silenced(sys.executable, ["-c", "from trompe_server.cli import main; main()",
+                                                              "--root", str(root), *LIMIT_FLAGS],
+                                              env=dict(os.environ) | {"PYTHONPATH": path})} | servers
+    if args.peer_venv:
+        servers["imagesorcery"] = silenced(str(args.peer_venv / "bin" / "imagesorcery-mcp"), [], cwd=str(root),
+                                           env=quiet)
+    if args.ddp_server:
+        script = root / "ddp" / "src" / "mcp_server.py"  # writes into ../mcp_output: keep that in the temp dir
+        script.parent.mkdir(parents=True)
+        shutil.copy(args.ddp_server, script)
+        python = args.peer_venv / "bin" / "python" if args.peer_venv else Path(sys.executable)
+        servers["ddp"] = silenced(str(python), [str(script)], cwd=str(root), env=quiet)
+    return servers
+
+
+async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int, int], int]) -> list[dict[str, Any]]:
+    limits = Limits.from_env({}, max_session_bytes=64 * GiB, max_images=5000, max_source_bytes=GiB)
     app = create_app(ServerConfig(limits=limits, roots=[root], tags=["core"]))
     tools = {name: spec.fn for name, spec in app.tools.items()}
-    images = {size: photo(*size) for size in SIZES}
-    for size, im in images.items():
-        im.save(root / f"{size[0]}x{size[1]}.png", compress_level=1)
+    sizes = [s for s in SIZES if s in reps]
+    work = [(size, tool) for size in sizes for tool in PEER_TOOLS]
+    work += [((1024, 1024), tool) for tool in tools if tool not in PEER_TOOLS and (1024, 1024) in reps]
+    outputs = root / "out"
+    outputs.mkdir()
     rows = []
-    stdio = StdioServerParameters(command=SERVER, args=["--root", str(root), *LIMIT_FLAGS])
-    with http_server(root) as url:
-        async with Client(app.mcp) as memory, Client(stdio) as over_stdio, Client(url) as over_http:
-            work = [(size, tool) for size in SIZES for tool in tools]
-            clients = {"memory": memory, "stdio": over_stdio, "http": over_http}
-            for size, tool in tqdm(work, desc="tools", file=sys.stderr):
-                arguments = tool_arguments(tool, *size)
-                path = f"{size[0]}x{size[1]}.png"
-                sessions = {}
-                for name, client in clients.items():
-                    opened = await client.call_tool("open_session", {"source": path})
-                    sessions[name] = opened.structured_content["session"]
-                calls = {"direct": partial(direct_call, tools[tool], {"original": images[size]}, arguments, limits)}
-                for name, client in clients.items():
-                    calls[name] = partial(client.call_tool, tool, {"session": sessions[name], **arguments})
-                samples: dict[str, list[float]] = {name: [] for name in calls}
-                for rep in range(reps[size] + 1):  # round-robin, so load changes hit every column alike
-                    for name, call in calls.items():
-                        seconds = await timed(call)
-                        if rep:  # the first round warms up
-                            samples[name].append(seconds)
-                for name, client in clients.items():
-                    await client.call_tool("close_session", {"session": sessions[name]})
-                rows.append({"tool": tool, "size": f"{size[0]}x{size[1]}"}
-                            | {name: median_ms(values) for name, values in samples.items()})
+    async with contextlib.AsyncExitStack() as stack:
+        clients = {"memory": await stack.enter_async_context(Client(app.mcp))}
+        for name, params in stdio_servers(root, args).items():
+            if name == "imagesorcery":  # column order: trompe's transports first, then the peers
+                clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
+            clients[name] = await stack.enter_async_context(Client(params))
+        if "http" not in clients:
+            clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
+        for size, tool in tqdm(work, desc="tools", file=sys.stderr):
+            path = root / f"{size[0]}x{size[1]}.png"
+            if not path.exists():
+                Image.fromarray(photo(*size)).save(path, compress_level=1)
+            image = Image.open(path)
+            image.load()
+            arguments = tool_arguments(tool, *size)
+            peers = peer_calls(tool, path, outputs, *size) if tool in PEER_TOOLS else {}
+            calls = {"floor": partial(raw_floor, tools[tool], {"original": image}, arguments, limits)}
+            sessions = {}
+            for name, client in clients.items():
+                if name in ("imagesorcery", "ddp"):
+                    if name in peers:
+                        calls[name] = partial(client.call_tool, *peers[name])
+                    continue
+                opened = await client.call_tool("open_session", {"source": path.name})
+                sessions[name] = opened.structured_content["session"]
+                calls[name] = partial(client.call_tool, tool, {"session": sessions[name], **arguments})
+            samples: dict[str, list[float]] = {name: [] for name in calls}
+            for rep in range(reps[size] + 1):  # round-robin, so load changes hit every column alike
+                for name, call in calls.items():
+                    seconds = await timed(call)
+                    if rep:  # the first round warms up
+                        samples[name].append(seconds)
+            for name, session in sessions.items():
+                await clients[name].call_tool("close_session", {"session": session})
+            for leftover in [*outputs.iterdir(), *(root / "ddp" / "mcp_output").glob("*.png")]:
+                leftover.unlink()
+            rows.append({"tool": tool, "size": f"{size[0]}x{size[1]}"}
+                        | {name: median_ms(values) for name, values in samples.items()})
     app.registry.close()
     return rows
 
 
 def print_tool_table(rows: list[dict[str, Any]]) -> None:
-    print("| tool | size | direct ms | in-memory ms (×) | stdio ms (×) | HTTP ms (×) |")
-    print("|---|---|---:|---:|---:|---:|")
+    columns = [c for c in rows[0] if c not in ("tool", "size", "floor")]
+    print("| tool | size | raw floor ms | " + " | ".join(f"{c} ms (× floor)" for c in columns) + " |")
+    print("|---|---|---:|" + "---:|" * len(columns))
     for r in rows:
-        cells = [f"{r[k]:.1f} ({r[k] / r['direct']:.2f}×)" for k in ("memory", "stdio", "http")]
-        print(f"| {r['tool']} | {r['size']} | {r['direct']:.1f} | " + " | ".join(cells) + " |")
+        cells = [f"{r[k]:.1f} ({r[k] / r['floor']:.2f}×)" if k in r else "–" for k in columns]
+        print(f"| {r['tool']} | {r['size']} | {r['floor']:.1f} | " + " | ".join(cells) + " |")
 
 
 def peak_rss() -> int:
@@ -210,7 +272,7 @@ def memory_rows(budgets: list[int], versions: int) -> list[dict[str, Any]]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.png"
-        photo(4000, 3000).save(path, compress_level=1)
+        Image.fromarray(photo(4000, 3000)).save(path, compress_level=1)
         for budget in tqdm(budgets, desc="memory", file=sys.stderr):
             done = subprocess.run([sys.executable, __file__, "--memory-child", str(path), str(budget),
                                    str(versions)], capture_output=True, text=True, check=True)
@@ -230,6 +292,12 @@ def print_memory_table(rows: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and one memory budget")
+    parser.add_argument("--largest", type=int, default=len(SIZES), metavar="N",
+                        help=f"time the first N image sizes only (default all {len(SIZES)}, up to 8000x6000)")
+    parser.add_argument("--baseline", type=Path, help="folder with an earlier trompe checkout, served over stdio")
+    parser.add_argument("--peer-venv", type=Path, help="venv with imagesorcery-mcp (and the DDP server's needs)")
+    parser.add_argument("--ddp-server", type=Path, help="ziplab/DDP's src/mcp_server.py, run with --peer-venv")
+    parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
     parser.add_argument("--memory-child", nargs=3, metavar=("PATH", "BUDGET", "VERSIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.disable(logging.INFO)  # the SDK logs every HTTP request and tool failure at INFO
@@ -237,12 +305,15 @@ def main() -> None:
         path, budget, versions = args.memory_child
         print(json.dumps(anyio.run(memory_child, path, int(budget), int(versions))))
         return
-    reps = {SIZES[0]: 5, SIZES[1]: 2} if args.quick else {SIZES[0]: 11, SIZES[1]: 5}
+    counts = [5, 3, 2, 1, 1] if args.quick else [11, 7, 5, 3, 1]
+    reps = dict(list(zip(SIZES, counts))[:args.largest])
     with tempfile.TemporaryDirectory() as tmp:
-        rows = anyio.run(tool_table, Path(tmp), reps)
-    print(f"\nMedian wall time per call ({reps[SIZES[0]]} / {reps[SIZES[1]]} repetitions); "
-          "× = ratio to the direct call\n")
+        rows = anyio.run(tool_table, Path(tmp), args, reps)
+    print("\nMedian wall time per call (" + ", ".join(f"{w}x{h}: {n}" for (w, h), n in reps.items())
+          + " repetitions); × = ratio to the raw floor\n")
     print_tool_table(rows)
+    if args.skip_memory:
+        return
     budgets = [256 * MiB] if args.quick else [256 * MiB, Limits().memory_budget]
     print("\nOne session holding 200 derived versions of a 4000x3000 image (draw_line on the previous one)\n")
     print_memory_table(memory_rows(budgets, 200))

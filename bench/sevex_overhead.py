@@ -1,10 +1,11 @@
-"""SEVEX's own overhead with a zero-latency model: per iteration, per executed sample, per sandbox start.
+"""SEVEX's own overhead with a zero-latency model: per sandbox start, per executed sample, per iteration.
 
     python bench/sevex_overhead.py [--iterations 5] [--samples 6] [--repeats 20]
 
-Rows: sandbox start (cold: a fresh interpreter per program; the same with the process reaped before the
-answer is returned, as before reaping moved to the background; warm: taken from a pool started ahead),
-one executed dev sample (sandbox + tool calls on the in-process server + PNG transfer to the model),
+Each row is measured with `--sandbox none` (a plain child process: the sandbox before bubblewrap, the
+baseline) and with the bubblewrap OS sandbox, side by side. Rows: sandbox start (cold: a fresh sandbox per
+program; the same with the process reaped before the answer is returned; warm: taken from a pool started
+ahead), one executed dev sample (sandbox + tool calls on the in-process server + PNG transfer to the model),
 and one whole exploration iteration (three roles + the dev set), all with scripted models that answer
 instantly, so every millisecond is the framework's.
 """
@@ -30,6 +31,7 @@ from trompe_agents.plugins import create_backend  # noqa: E402
 from trompe_agents.sevex.evaluate import Runner  # noqa: E402
 from trompe_agents.sevex.explore import ExploreConfig, Explorer  # noqa: E402
 from trompe_agents.sevex.roles import Roles  # noqa: E402
+from trompe_agents.sevex.isolation import Isolation, choose  # noqa: E402
 from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker  # noqa: E402
 from trompe_agents.sevex.tasks import Task  # noqa: E402
 from trompe_agents.sevex.tree import Implementation  # noqa: E402
@@ -55,8 +57,8 @@ def fn_backend(fn):
     return create_backend("function", BackendOptions(extra={"function": fn}))
 
 
-async def sandbox_starts(repeats: int, warm: int) -> list[float]:
-    box = Sandbox(warm=warm)
+async def sandbox_starts(isolation: Isolation, repeats: int, warm: int) -> list[float]:
+    box = Sandbox(warm=warm, isolation=isolation)
     if warm:
         box._refill()
         await asyncio.sleep(1.0)  # let the pool finish starting, as it would between programs
@@ -71,23 +73,23 @@ async def sandbox_starts(repeats: int, warm: int) -> list[float]:
     return times
 
 
-async def reaped_inline(repeats: int) -> list[float]:
+async def reaped_inline(isolation: Isolation, repeats: int) -> list[float]:
     """A cold start that waits for the process to be reaped and its folder deleted before answering."""
     limits = SandboxLimits()
     job = {"code": TRIVIAL, "prompt": "", "images": [], "question": "", "api": {}}
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        worker = await Worker.start(limits)
+        worker = await Worker.start(isolation, limits)
         await worker.run(job, {}, limits)
         await worker.close()
         times.append(time.perf_counter() - start)
     return times
 
 
-async def per_sample(data: list[Sample], repeats: int) -> list[float]:
+async def per_sample(isolation: Isolation, data: list[Sample], repeats: int) -> list[float]:
     impl = Implementation(scripted_models.CODE["crop"], "{question}")
-    box = Sandbox(warm=2)
+    box = Sandbox(warm=2, isolation=isolation)
     times = []
     async with ToolClient.in_process() as tools:
         runner = await Runner.create(tools, fn_backend(scripted_models.target), TASK, box, 1)
@@ -99,8 +101,8 @@ async def per_sample(data: list[Sample], repeats: int) -> list[float]:
     return times
 
 
-async def per_iteration(data: list[Sample], iterations: int, folder: Path) -> list[float]:
-    box = Sandbox(warm=2)
+async def per_iteration(isolation: Isolation, data: list[Sample], iterations: int, folder: Path) -> list[float]:
+    box = Sandbox(warm=2, isolation=isolation)
     async with ToolClient.in_process() as tools:
         runner = await Runner.create(tools, fn_backend(scripted_models.target), TASK, box, 4)
         explorer = Explorer(folder, runner, Roles(fn_backend(scripted_models.explorer), "t"), data,
@@ -116,10 +118,16 @@ async def per_iteration(data: list[Sample], iterations: int, folder: Path) -> li
     return times
 
 
-def row(name: str, times: list[float], base: float | None) -> str:
-    med = statistics.median(times) * 1000
-    ratio = f"{med / base:6.2f}" if base else "     -"
-    return f"| {name:<44} | {med:9.1f} | {min(times) * 1000:9.1f} | {max(times) * 1000:9.1f} | {ratio} |"
+def row(name: str, base: list[float], times: list[float]) -> str:
+    none, bwrap = statistics.median(base) * 1000, statistics.median(times) * 1000
+    return f"| {name:<44} | {none:7.1f} | {bwrap:8.1f} | {bwrap / none:6.2f} |"
+
+
+async def measure(isolation: Isolation, args: argparse.Namespace, data: list[Sample], folder: Path):
+    """Every row's times under one isolation."""
+    return [await sandbox_starts(isolation, args.repeats, warm=0), await reaped_inline(isolation, args.repeats),
+            await sandbox_starts(isolation, args.repeats, warm=2), await per_sample(isolation, data, args.repeats),
+            await per_iteration(isolation, data, args.iterations, folder)]
 
 
 async def main() -> None:
@@ -130,19 +138,14 @@ async def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = samples(Path(tmp), args.samples)
-        cold = await sandbox_starts(args.repeats, warm=0)
-        inline = await reaped_inline(args.repeats)
-        warm = await sandbox_starts(args.repeats, warm=2)
-        sample = await per_sample(data, args.repeats)
-        iteration = await per_iteration(data, args.iterations, Path(tmp) / "run")
-    base = statistics.median(cold) * 1000
-    print("| what (zero-latency models)                   | median ms |    min ms |    max ms | / cold |")
-    print("|----------------------------------------------|-----------|-----------|-----------|--------|")
-    print(row("sandbox start, cold (fresh interpreter)", cold, base))
-    print(row("sandbox start, cold, reaped before answering", inline, base))
-    print(row("sandbox start, warm pool", warm, base))
-    print(row("one dev sample (sandbox+crop+ask, 512x256)", sample, base))
-    print(row(f"one iteration ({args.samples} dev samples, 3 roles)", iteration, base))
+        base = await measure(choose("none"), args, data, Path(tmp) / "none")
+        times = await measure(choose("bwrap"), args, data, Path(tmp) / "bwrap")
+    names = ["sandbox start, cold", "sandbox start, cold, reaped before answering", "sandbox start, warm pool",
+             "one dev sample (sandbox+crop+ask, 512x256)", f"one iteration ({args.samples} dev samples, 3 roles)"]
+    print("| what (zero-latency models), median           | none ms | bwrap ms | bwrap / none |")
+    print("|----------------------------------------------|---------|----------|--------------|")
+    for name, none, bwrap in zip(names, base, times):
+        print(row(name, none, bwrap))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from PIL import Image
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.limits import Limits
 
+import needs
 from imagekit import data_url, gradient
 
 pytest_plugins = ["leftovers"]
@@ -21,6 +22,17 @@ def _private_cache(tmp_path_factory):
     mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     yield
     mp.undo()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "os_sandbox: runs SEVEX-generated code through the default OS sandbox")
+
+
+@pytest.fixture(autouse=True)
+def _os_sandbox_when_marked(request):
+    """Tests that run generated code need bubblewrap: skipped without it here, a failure in CI."""
+    if request.node.get_closest_marker("os_sandbox") is not None:
+        needs.os_sandbox()
 
 
 @pytest.fixture

@@ -71,8 +71,13 @@ def marked_processes() -> list[tuple[int, str]]:
     return found
 
 
+# Folders third-party libraries keep in the temp dir by design (removed with this run's temp dir): pytest's own
+# tmp_path roots, and torch's compile cache, which importing transformers' vision models creates.
+NOT_OURS = ("pytest-of-", "torchinductor_")
+
+
 def leftover_files() -> list[str]:
-    return sorted(p.name for p in _tmp.iterdir() if not p.name.startswith("pytest-of-"))
+    return sorted(p.name for p in _tmp.iterdir() if not p.name.startswith(NOT_OURS))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

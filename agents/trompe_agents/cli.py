@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 # Modules whose `register(subparsers)` adds a subcommand; append yours here.
-COMMANDS = ["trompe_agents.probes.cli"]
+COMMANDS = ["trompe_agents.probes.cli", "trompe_agents.datasets.cli"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
+from pathlib import Path
 
 from .backends.base import Backend, BackendError, BackendOptions, MissingCredentials
+from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS
+from .model_images import FORMATS, keep_rounds_option
 from .plugins import create_backend
 from .toolclient import ToolClient
+from .toolserver import ServerChoice
 
 KEYLESS = ("hf", "function", "replay")
 
@@ -34,22 +40,40 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--backend-option", action="append", default=[], type=_option, metavar="KEY=VALUE",
                        help="backend setting, value read as JSON when it parses (e.g. temperature=null, "
                             "anthropic_version=2023-06-01, native_final=false); repeatable")
+    group.add_argument("--thinking", choices=LEVELS, default=None,
+                       help="how much the model thinks before answering: Anthropic thinking budget or effort, "
+                            "OpenAI reasoning effort, Gemini thinking level or budget (default: the vendor's)")
+    group.add_argument("--image-format", choices=FORMATS, default="auto",
+                       help="how images are encoded for the model: auto (PNG for drawings and small images, JPEG "
+                            "for photographs), or force png, jpeg or webp (default auto)")
+    group.add_argument("--keep-images", type=keep_images, default=DEFAULT_KEEP_ROUNDS, metavar="ROUNDS",
+                       help="re-send the images of only the last ROUNDS rounds; older ones become a stub naming "
+                            f"the id (view_image brings one back); 'all' keeps every image (default "
+                            f"{DEFAULT_KEEP_ROUNDS})")
     group.add_argument("--max-rounds", type=positive_int, default=10,
                        help="tool-call rounds before the agent must answer (default 10)")
 
 
-def backend_from_args(args: argparse.Namespace, prog: str | None = None) -> Backend:
-    """Build the backend, or exit with a one-line message (e.g. the missing API key variable)."""
-    prog = prog or "trompe"
+def backend_options_from_args(args: argparse.Namespace, prog: str) -> BackendOptions:
+    """The backend's settings as plain data (worker processes build their own backend from them)."""
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
         if not api_key:
             raise SystemExit(f"{prog}: --api-key-env {args.api_key_env}: that environment variable is not set")
-    options = BackendOptions(model=args.model, base_url=args.base_url, api_key=api_key,
-                             max_retries=args.max_retries, fallback_models=args.fallback_model,
-                             record=args.record, retry_cap=getattr(args, "retry_cap", 60.0),
-                             extra=dict(getattr(args, "backend_option", None) or []))
+    return BackendOptions(model=args.model, base_url=args.base_url, api_key=api_key,
+                          max_retries=args.max_retries, fallback_models=args.fallback_model,
+                          record=args.record, retry_cap=getattr(args, "retry_cap", 60.0),
+                          extra=dict(getattr(args, "backend_option", None) or []),
+                          thinking=getattr(args, "thinking", None),
+                          image_format=getattr(args, "image_format", "auto"),
+                          keep_images=getattr(args, "keep_images", DEFAULT_KEEP_ROUNDS))
+
+
+def backend_from_args(args: argparse.Namespace, prog: str | None = None) -> Backend:
+    """Build the backend, or exit with a one-line message (e.g. the missing API key variable)."""
+    prog = prog or "trompe"
+    options = backend_options_from_args(args, prog)
     try:
         return create_backend(args.backend, options)
     except MissingCredentials as exc:
@@ -57,7 +81,7 @@ def backend_from_args(args: argparse.Namespace, prog: str | None = None) -> Back
         if not all(name in message for name in KEYLESS):
             message += f" (backends that need no key: {', '.join(KEYLESS)})"
         raise SystemExit(f"{prog}: {message}") from None
-    except BackendError as exc:
+    except (BackendError, ValueError) as exc:  # ValueError: a --backend-option value out of range
         raise SystemExit(f"{prog}: {' '.join(str(exc).split())}") from None
 
 
@@ -72,19 +96,50 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
                                        "(default: all)")
 
 
+def add_executor_args(parser: argparse.ArgumentParser, what: str, each: str) -> None:
+    """--executor, --workers, --ray-address: where `what` happens, each worker with `each`."""
+    from .executors import EXECUTORS
+
+    parser.add_argument("--executor", choices=EXECUTORS, default="local",
+                        help=f"where {what}: local (this machine, default) or ray (a Ray cluster; "
+                             "pip install 'trompe[ray]')")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help=f"worker processes (local) or Ray actors sharing --concurrency, each with {each} "
+                             "(default 1: everything in this process)")
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="Ray cluster to join, e.g. HEAD:6379 or ray://HEAD:10001 (default: RAY_ADDRESS, else "
+                             "a local Ray instance)")
+
+
 def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
     """A tool client for the chosen server; `--tools` limits what the model is offered."""
-    tags = comma_list(args.tools)
-    if args.server_url:
-        client = ToolClient.http(args.server_url, args.token)
-    elif args.server_cmd:
-        client = ToolClient.stdio(args.server_cmd)
-    else:
-        from trompe_server.app import ServerConfig
+    return server_choice_from_args(args).client()
 
-        client = ToolClient.in_process(ServerConfig(tags=tags))
-    client.default_tags = tags
-    return client
+
+def server_choice_from_args(args: argparse.Namespace) -> ServerChoice:
+    """The chosen tool server as plain data (each worker process opens its own client from it)."""
+    return ServerChoice(url=args.server_url, token=args.token, command=args.server_cmd, tags=comma_list(args.tools))
+
+
+def out_folder(raw: str) -> Path:
+    """argparse type for a run folder: a file in the way or a read-only place is named before any work."""
+    path = Path(raw).expanduser()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"{raw!r}: {existing} is a file; accepted: a folder (created if missing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{raw!r}: {existing} is not writable (read-only); choose a folder "
+                                         "you can write to")
+    return path
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM ends the command as Ctrl-C does, so its cleanup (spill folders, checkpoints) runs before exit.
+
+    It is passed on as SIGINT: inside asyncio.run that cancels the main task at its next await (a
+    KeyboardInterrupt raised at an arbitrary point can leave an in-process server half torn down).
+    """
+    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def comma_list(raw: str | None) -> list[str] | None:
@@ -104,12 +159,39 @@ def _option(raw: str) -> tuple[str, object]:
         return key.strip(), value
 
 
+def keep_images(raw: str) -> int | None:
+    """--keep-images: a whole number of rounds >= 1, or 'all'."""
+    try:
+        return keep_rounds_option(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rounds >= 1 or 'all', got {raw!r}") from None
+
+
 def positive_int(raw: str) -> int:
     return _bounded_int(raw, 1)
 
 
 def non_negative_int(raw: str) -> int:
     return _bounded_int(raw, 0)
+
+
+def non_negative_float(raw: str) -> float:
+    return _bounded_float(raw, 0.0, None, "a number >= 0")
+
+
+def fraction(raw: str) -> float:
+    return _bounded_float(raw, 0.0, 1.0, "a fraction from 0 to 1")
+
+
+def _bounded_float(raw: str, low: float, high: float | None, accepted: str) -> float:
+    """A float within [low, high]; NaN and text are refused like out-of-range numbers."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (low <= value and (high is None or value <= high)):
+        raise argparse.ArgumentTypeError(f"expected {accepted}, got {raw!r}")
+    return value
 
 
 def _bounded_int(raw: str, low: int) -> int:

@@ -14,7 +14,10 @@ from .backends.base import Backend
 from .messages import ImagePart, Message, TextPart, ToolCall, Usage
 from .toolclient import SessionInfo, ToolClient, ToolResultParts
 from .trace import Trace
+from .statefiles import failure_kind
 
+MAX_EMPTY = 2  # empty replies in a row before the agent gives up (Claude documents them; Gemini 3 when thinking
+# spends the output budget); an empty assistant turn is never sent back, since the vendors reject it with a 400
 OUTPUT_ID = re.compile(r"img_\d{3,}")  # the registry's names for tool outputs; any other id is an input
 Stop = Literal["answer", "max_rounds", "error", "invalid_answer"]
 
@@ -29,9 +32,13 @@ class AgentResult:
     usage: Usage
     stop: Stop
     error: str | None = None
-    tool_calls: list[str] = field(default_factory=list)
+    tool_calls: list[str] = field(default_factory=list)  # calls the server executed
     session: str = ""
     trace_path: Path | None = None
+    error_kind: str | None = None  # why there is no answer: a backend error kind, empty_reply, invalid_answer, ...
+    refused: list[str] = field(default_factory=list)  # calls with bad arguments, or that the server refused
+    unknown: list[str] = field(default_factory=list)  # calls of tools that were not offered
+    empty_replies: int = 0  # replies with neither text nor tool calls; each was answered with a re-prompt
 
 
 def introduction(sizes: dict[str, tuple[int, int]]) -> str:
@@ -50,7 +57,7 @@ def answer_instruction(schema: dict[str, Any]) -> str:
 async def run_agent(backend: Backend, tools: ToolClient, *, system: str, question: str,
                     images: dict[str, Path | bytes] | None = None, final_schema: dict[str, Any], max_rounds: int = 10,
                     tags: list[str] | None = None, allow: list[str] | None = None, trace: Trace | None = None,
-                    agent_name: str = "main", session: str | None = None) -> AgentResult:
+                    agent_name: str = "main", session: str | None = None, offer_tools: bool = True) -> AgentResult:
     """Run one sample: open (or reuse) a session, loop model turns and tool calls, validate the answer."""
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
@@ -61,7 +68,7 @@ async def run_agent(backend: Backend, tools: ToolClient, *, system: str, questio
         info = SessionInfo(session, await _input_sizes(tools, session, images))
     try:
         loop = _Loop(backend, tools, info.id, final_schema, trace, agent_name)
-        return await loop.run(system, question, info, max_rounds, tags, allow)
+        return await loop.run(system, question, info, max_rounds, tags, allow, offer_tools)
     finally:
         if own_session:
             await tools.close_session(info.id)
@@ -87,6 +94,9 @@ class _Loop:
         self.messages: list[Message] = []
         self.usage = Usage()
         self.calls: list[str] = []
+        self.refused: list[str] = []
+        self.unknown: list[str] = []
+        self.empty = self.empty_total = 0  # empty replies in a row, and in all
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
@@ -94,8 +104,8 @@ class _Loop:
             self.trace.message(self.agent, message)
 
     async def run(self, system: str, question: str, info: SessionInfo, max_rounds: int,
-                  tags: list[str] | None, allow: list[str] | None) -> AgentResult:
-        schemas = await self.tools.list_tools(tags, allow)
+                  tags: list[str] | None, allow: list[str] | None, offer_tools: bool = True) -> AgentResult:
+        schemas = await self.tools.list_tools(tags, allow) if offer_tools else []  # no tools: the baseline
         offered = {t.name for t in schemas}
         if self.trace:
             self.trace.event("start", self.agent, backend=self.backend.name, model=self.backend.model,
@@ -111,12 +121,18 @@ class _Loop:
             try:
                 turn = await self.backend.complete(self.messages, schemas, final_schema=self.schema)
             except Exception as exc:  # noqa: BLE001 -- a failed backend ends this sample, not the run
-                return self.finish(None, text, rounds, "error", f"{type(exc).__name__}: {exc}")
+                return self.finish(None, text, rounds, "error", f"{type(exc).__name__}: {exc}",
+                                   failure_kind(exc))
             self.usage = self.usage + turn.usage
-            self.messages.append(turn.message)
-            text = turn.message.text
             if self.trace:
                 self.trace.assistant(self.agent, turn, self.backend.name, time.monotonic() - started)
+            if not turn.message.tool_calls and not turn.message.text.strip():
+                if (stop := self.empty_reply(rounds)) is not None:
+                    return stop
+                continue
+            self.empty = 0
+            self.messages.append(turn.message)
+            text = turn.message.text
             if turn.message.tool_calls:
                 for call in turn.message.tool_calls:
                     await self.run_tool(call, offered)
@@ -125,16 +141,29 @@ class _Loop:
                 return self.finish(parse_answer(text, self.schema), text, rounds, "answer")
             except AnswerError as exc:
                 if corrected:
-                    return self.finish(None, text, rounds, "invalid_answer", str(exc))
+                    return self.finish(None, text, rounds, "invalid_answer", str(exc), "invalid_answer")
                 corrected = True
                 self.add(Message("user", [TextPart(f"Your final answer is not valid: {exc}. "
                                                    + answer_instruction(self.schema))]))
-        return self.finish(None, text, rounds, "max_rounds", f"no final answer after {max_rounds} rounds")
+        return self.finish(None, text, rounds, "max_rounds", f"no final answer after {max_rounds} rounds",
+                           "max_rounds")
+
+    def empty_reply(self, rounds: int) -> AgentResult | None:
+        """Re-prompt after an empty reply (never echoed back); give up after MAX_EMPTY in a row."""
+        self.empty += 1
+        self.empty_total += 1
+        if self.trace:
+            self.trace.event("empty_reply", self.agent, round=rounds, in_a_row=self.empty)
+        if self.empty >= MAX_EMPTY:
+            return self.finish(None, "", rounds, "error", f"the model replied with nothing {self.empty} times in a "
+                               "row", "empty_reply")
+        self.add(Message("user", [TextPart("Your reply was empty. Continue: call a tool, or give your final answer. "
+                                           + answer_instruction(self.schema))]))
+        return None
 
     async def run_tool(self, call: ToolCall, offered: set[str]) -> None:
         """Run one call; every failure becomes an error result the model can read and recover from."""
         started = time.monotonic()
-        self.calls.append(call.name)
         if call.arguments is None:
             result = ToolResultParts(f"error: the arguments of {call.name} are not valid JSON "
                                      f"({call.raw_arguments[:200]!r}); send one JSON object", is_error=True)
@@ -146,15 +175,19 @@ class _Loop:
                 result = await self.tools.call(self.session, call.name, call.arguments)
             except Exception as exc:  # noqa: BLE001 -- transport trouble: tell the model, go on
                 result = ToolResultParts(f"error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        kept = self.unknown if call.name not in offered else self.refused if result.is_error else self.calls
+        kept.append(call.name)
         message = result.to_message(call.id, call.name)
         self.messages.append(message)
         if self.trace:
             self.trace.tool_result(self.agent, message, time.monotonic() - started)
 
     def finish(self, answer: dict[str, Any] | None, text: str, rounds: int, stop: Stop,
-               error: str | None = None) -> AgentResult:
+               error: str | None = None, kind: str | None = None) -> AgentResult:
         if self.trace:
             self.trace.event("answer", self.agent, answer=answer, stop=stop, rounds=rounds, error=error,
-                             usage=asdict(self.usage), tool_calls=self.calls)
+                             error_kind=kind, usage=asdict(self.usage), tool_calls=self.calls,
+                             refused=self.refused, unknown=self.unknown)
         return AgentResult(answer, text, rounds, self.usage, stop, error, self.calls, self.session,
-                           self.trace.path if self.trace else None)
+                           self.trace.path if self.trace else None, kind, self.refused, self.unknown,
+                           self.empty_total)

@@ -63,8 +63,9 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
-    cached_tokens: int = 0
+    cached_tokens: int = 0  # input tokens read from the vendor's prompt cache (part of input_tokens)
     image_tokens: int | None = None
+    cache_write_tokens: int = 0  # input tokens written to the prompt cache (Claude; part of input_tokens)
 
     def __add__(self, other: Usage) -> Usage:
         merged = {}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 from collections.abc import Callable
 from typing import Any
 
 import pluggy
+from trompe_server.errors import PluginConflict
+from trompe_server.plugins import entry_points_by_name
 
 from . import hookspecs
 from .backends.base import Backend, BackendError, BackendOptions
@@ -28,7 +29,11 @@ def plugin_manager() -> pluggy.PluginManager:
 def _load(only: str | None = None) -> pluggy.PluginManager:
     """Import the entry-point plugins (just the one named `only`, when given: vendor SDKs are slow to import)."""
     pm = plugin_manager()
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    try:
+        entry_points = entry_points_by_name(ENTRY_POINT_GROUP).values()
+    except PluginConflict as exc:  # a third-party `claude` must not silently replace the built-in one
+        raise BackendError(str(exc)) from None
+    for ep in entry_points:
         if (only is not None and ep.name != only) or pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
             continue
         try:

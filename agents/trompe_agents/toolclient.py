@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from mcp import Client, StdioServerParameters
+from mcp.types import Tool, ToolListChangedNotification
 
 from .messages import ImagePart, Message, TextPart, ToolSchema
 
@@ -56,6 +57,8 @@ def image_data_url(image: Path | str | bytes) -> str:
 class ToolClient:
     """An MCP client to one trompe server; use `async with`. Build it with in_process/stdio/http."""
 
+    mode = "auto"  # the SDK's protocol negotiation; "legacy" forces the initialize handshake
+
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
                  label: str = ""):
         self._target = target
@@ -63,6 +66,7 @@ class ToolClient:
         self._token: str | None = None
         self._stack: AsyncExitStack | None = None
         self._client: Client | None = None
+        self._tools: list[Tool] | None = None  # this connection's tools/list, until tools/list_changed
         self.default_tags = default_tags
         self.label = label
 
@@ -110,7 +114,8 @@ class ToolClient:
     async def __aenter__(self) -> Self:
         self._stack = AsyncExitStack()
         try:
-            self._client = await self._stack.enter_async_context(Client(await self._connect_target()))
+            self._client = await self._stack.enter_async_context(
+                Client(await self._connect_target(), message_handler=self._on_message, mode=self.mode))
         except Exception as exc:
             await self.__aexit__(None, None, None)
             raise ToolClientError(f"cannot reach the tool server ({self.label}): {_leaf_messages(exc)}; check "
@@ -123,7 +128,7 @@ class ToolClient:
     async def __aexit__(self, *exc_info: object) -> None:
         if self._stack is not None:
             await self._stack.aclose()
-        self._stack, self._client = None, None
+        self._stack, self._client, self._tools = None, None, None
         if self._app is not None:
             self._app.registry.close()
 
@@ -160,13 +165,7 @@ class ToolClient:
     async def list_tools(self, tags: list[str] | None = None, allow: list[str] | None = None) -> list[ToolSchema]:
         """Tools the model may call: plugin tools with one of `tags` (plus list/view), restricted to `allow`."""
         tags = tags if tags is not None else self.default_tags
-        tools, cursor = [], None
-        while True:
-            page = await self.client.list_tools(cursor=cursor)
-            tools += page.tools
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        tools = await self._server_tools()
         tags_of = {t.name: set((t.meta or {}).get("tags") or []) for t in tools}
         known = set().union(*tags_of.values()) - {"session"}
         if tags is not None and set(tags) - known:
@@ -189,6 +188,24 @@ class ToolClient:
             offered = {name: tool for name, tool in offered.items() if name in allow}
         return [ToolSchema(t.name, t.description or "", _without_session(t.input_schema))
                 for t in offered.values()]
+
+    async def _server_tools(self) -> list[Tool]:
+        """Every page of tools/list, fetched once per connection: agents ask for it on every sample."""
+        if self._tools is None:
+            tools, cursor = [], None
+            while True:
+                page = await self.client.list_tools(cursor=cursor)
+                tools += page.tools
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self._tools = tools
+        return self._tools
+
+    async def _on_message(self, message: Any) -> None:
+        """Forget the cached tool list when the server says it changed (handshake-era connections say so)."""
+        if isinstance(message, ToolListChangedNotification):
+            self._tools = None
 
     async def call(self, session: str, name: str, arguments: dict[str, Any]) -> ToolResultParts:
         """Run a tool with the session injected; errors come back as an is_error result, not an exception."""

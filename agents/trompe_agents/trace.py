@@ -1,8 +1,14 @@
-"""A trace per sample a person can follow: JSONL events plus one PNG per image the model saw."""
+"""A trace per sample a person can follow: JSONL events plus one PNG per image the model saw.
+
+Within a run, each distinct image is stored once: the file lives in the run's shared store under its content hash,
+and each sample's `images/<id>.png` is a hard link to it (a relative symlink where hard links are refused).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import asdict
@@ -15,10 +21,12 @@ SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class Trace:
-    """Appends events to `<dir>/trace.jsonl` and saves images once each as `<dir>/images/<id>.png`."""
+    """Appends events to `<dir>/trace.jsonl` and saves images once each as `<dir>/images/<id>.png`; with a
+    `store` folder shared by a run's traces, the bytes are kept there once per content."""
 
-    def __init__(self, directory: Path | str):
+    def __init__(self, directory: Path | str, store: Path | str | None = None):
         self.dir = Path(directory)
+        self.store = Path(store) if store else None
         self.path = self.dir / "trace.jsonl"
         self.images_dir = self.dir / "images"
         self.images_dir.mkdir(parents=True, exist_ok=True)
@@ -37,7 +45,11 @@ class Trace:
             name = SAFE_NAME.sub("_", image.id)
             if name not in self._saved:
                 ext = "png" if image.mime_type == "image/png" else image.mime_type.rsplit("/", 1)[-1]
-                (self.images_dir / f"{name}.{ext}").write_bytes(image.data)
+                target = self.images_dir / f"{name}.{ext}"
+                if self.store is None:
+                    target.write_bytes(image.data)
+                else:
+                    link(store_once(self.store, image.data, ext), target)
                 self._saved.add(name)
         return [image.id for image in images]
 
@@ -55,6 +67,29 @@ class Trace:
         self.event("tool_result", agent, call_id=message.tool_call_id, name=message.tool_name,
                    is_error=message.is_error, text=message.text, images=self.save_images(message.images),
                    seconds=round(seconds, 3))
+
+
+def store_once(store: Path, data: bytes, ext: str) -> Path:
+    """The store's file for these bytes, written (atomically) only if no trace of the run wrote it before."""
+    path = store / f"{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
+    if not path.exists():
+        store.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with temp.open("wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    return path
+
+
+def link(shared: Path, target: Path) -> None:
+    """`target` names the shared file without copying it: a hard link, else a relative symlink."""
+    target.unlink(missing_ok=True)
+    try:
+        os.link(shared, target)
+    except OSError:
+        target.symlink_to(os.path.relpath(shared, target.parent))
 
 
 def call_json(call: ToolCall) -> dict[str, Any]:
@@ -85,8 +120,10 @@ def render_text(path: Path | str, width: int = 300) -> str:
             lines.append(f"{head}{_images(e)}\n{_indent(_short(e['text'], width))}")
         elif kind == "assistant":
             usage = e.get("usage") or {}
-            lines.append(f"{head} {e.get('model')} ({e.get('seconds')}s, {usage.get('input_tokens')} in / "
-                         f"{usage.get('output_tokens')} out)")
+            kinds = (("cached_tokens", "cached"), ("cache_write_tokens", "written to cache"))
+            cache = [f"{usage[k]} {label}" for k, label in kinds if usage.get(k)]
+            lines.append(f"{head} {e.get('model')} ({e.get('seconds')}s, {usage.get('input_tokens')} in"
+                         + (f" ({', '.join(cache)})" if cache else "") + f" / {usage.get('output_tokens')} out)")
             lines.extend(_indent(f"! {note}") for note in _vendor_notes(e.get("sent") or {}))
             if e.get("text"):
                 lines.append(_indent(_short(e["text"], width)))
@@ -112,6 +149,8 @@ def _vendor_notes(sent: dict[str, Any]) -> list[str]:
     """What the backend did besides asking: a reader must see why the model changed or a request was repeated."""
     notes = [f"retried {r['model']} after {r['wait_s']}s: {r['reason']}" for r in sent.get("retries", [])]
     notes += [f"switched from {s['from']} to {s['to']}: {s['reason']}" for s in sent.get("model_switch", [])]
+    if elided := (sent.get("images") or {}).get("images_elided"):
+        notes.append(f"images of earlier rounds not re-sent: {', '.join(elided)}")
     if "temperature_rejected" in sent:
         notes.append(f"temperature dropped for the rest of the run: {sent['temperature_rejected']}")
     return notes

@@ -22,7 +22,10 @@ def get_image_size(ctx: ToolContext, image: ImageId) -> ToolOutput:
 def convert_grayscale(ctx: ToolContext, image: ImageId) -> ToolOutput:
     """Convert to greyscale (ITU-R BT.601 luma), to judge lightness without colour getting in the way."""
     im = ctx.image(image)
-    return ToolOutput(f"greyscale (BT.601 luma) of {image}", grey_image(luma(np.asarray(im)), im))
+    values = luma(im)
+    if im.mode != "RGBA":
+        im = Image.new("RGB", (0, 0))  # only its mode matters now: free a large input before the result is made
+    return ToolOutput(f"greyscale (BT.601 luma) of {image}", grey_image(values, im))
 
 
 def overlay_images(ctx: ToolContext, base: ImageId, overlay: ImageId, box: Box,

@@ -18,7 +18,7 @@ from trompe_server import (
     check_range,
 )
 
-from .marks import Fill, Width, check_width, composite, ink, label, new_layer
+from .marks import Fill, Width, check_width, ink, label, label_box, paint, well_inside
 
 LineEnd = Annotated[list[float], Field(min_length=2, max_length=2,
                                        description="[x, y] in pixels; may lie outside the image (clipped)")]
@@ -44,9 +44,14 @@ def draw_line(ctx: ToolContext, image: ImageId, start: LineEnd, end: LineEnd, co
     rgba, width = ink(color), check_width(width)
     if (x0, y0) == (x1, y1):
         raise ToolInputError("end", f"{list(end)} equals start; accepted: a point different from start")
-    layer, draw = new_layer(im)
-    draw.line([(x0, y0), (x1, y1)], fill=rgba, width=width)
-    out = composite(im, layer, "start/end")
+
+    def shape(draw):
+        draw.line([(x0, y0), (x1, y1)], fill=rgba, width=width)
+
+    middle = ((x0 + x1) / 2, (y0 + y1) / 2)
+    bounds = (min(x0, x1) - width, min(y0, y1) - width, max(x0, x1) + width + 1, max(y0, y1) + width + 1)
+    out = paint(im, shape, [rgba], bounds, "start/end",
+                touches=any(well_inside(p, im.size) for p in ((x0, y0), middle, (x1, y1))))
     return ToolOutput(f"line ({x0:g}, {y0:g})-({x1:g}, {y1:g}) {color} width {width} on {image}", out)
 
 
@@ -59,9 +64,13 @@ def draw_rectangle(ctx: ToolContext, image: ImageId, box: Box, color: Color = "r
     im = ctx.image(image)
     x0, y0, x1, y1 = check_box(box, im.size)
     rgba, width, fill_rgba = ink(color), check_width(width), _fill(fill)
-    layer, draw = new_layer(im)
-    draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=rgba, width=width, fill=fill_rgba)
-    out = composite(im, layer, "box")
+
+    def shape(draw):
+        draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=rgba, width=width, fill=fill_rgba)
+
+    margin = width + 1  # Pillow's outline of a box thinner than the width spills past the box
+    out = paint(im, shape, [rgba, fill_rgba], (x0 - margin, y0 - margin, x1 + margin, y1 + margin), "box",
+                touches=True)  # check_box keeps the box inside the image
     filled = f", filled {fill}" if fill else ""
     return ToolOutput(f"rectangle [{x0}, {y0}, {x1}, {y1}] {color} width {width}{filled} on {image}", out)
 
@@ -77,9 +86,16 @@ def draw_circle(ctx: ToolContext, image: ImageId, center: Point,
     cx, cy = check_point(center, im.size, "center")
     radius = check_range(radius, 1, max(im.size), "radius")
     rgba, width, fill_rgba = ink(color), check_width(width), _fill(fill)
-    layer, draw = new_layer(im)
-    draw.ellipse((cx - radius, cy - radius, cx + radius, cy + radius), outline=rgba, width=width, fill=fill_rgba)
-    out = composite(im, layer, "center")
+
+    def shape(draw):
+        draw.ellipse((cx - radius, cy - radius, cx + radius, cy + radius), outline=rgba, width=width, fill=fill_rgba)
+
+    ring = radius - width / 2  # the middle of the outline, which lies inside the radius
+    on_ring = ((cx - ring, cy), (cx + ring, cy), (cx, cy - ring), (cx, cy + ring))
+    reach = radius + width + 2
+    bounds = (cx - reach, cy - reach, cx + reach, cy + reach)
+    out = paint(im, shape, [rgba, fill_rgba], bounds, "center",
+                touches=fill_rgba is not None or any(well_inside(p, im.size) for p in on_ring))
     filled = f", filled {fill}" if fill else ""
     return ToolOutput(f"circle at ({cx:g}, {cy:g}) radius {radius:g} {color} width {width}{filled} on {image}",
                       out)
@@ -96,9 +112,8 @@ def draw_text(ctx: ToolContext, image: ImageId,
     if not 1 <= len(text) <= MAX_TEXT or not text.strip():
         raise ToolInputError("text", f"has {len(text)} characters; accepted: 1 to {MAX_TEXT}, not only spaces")
     rgba, size = ink(color), int(check_range(size, 8, 200, "size"))
-    layer, draw = new_layer(im)
-    bbox = label(draw, (x, y), text, size, rgba)
-    out = composite(im, layer, "position")
+    bbox = label_box((x, y), text, size)
+    out = paint(im, lambda draw: label(draw, (x, y), text, size, rgba), [rgba], bbox, "position")
     return ToolOutput(f"text {text!r} at ({x:g}, {y:g}) {color} size {size} on {image}", out,
                       {"text_box": list(bbox)})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import inspect
 import logging
 import typing
@@ -12,18 +13,21 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 from PIL import Image
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
+from .argcheck import describe_non_finite, describe_validation
 from .errors import ToolInputError
-from .imageio import decode_image, encode_png, is_inline, preview, read_source, to_rgb
+from .encode import encode_png, preview
+from .imageio import decode_image, is_inline, read_source, to_rgb
 from .limits import Limits
-from .plugins import collect_tools, plugin_manager
-from .registry import ImageRecord, Registry
+from .plugins import PluginSettings, collect_tools, plugin_manager
+from .registry import LOCAL_CLIENT, ImageRecord, Registry
+from .storage import open_storage
 from .toolapi import ToolContext, ToolOutput, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -58,6 +62,22 @@ class ImageList(BaseModel):
     images: list[dict[str, Any]]
 
 
+class TrompeMCP(MCPServer):
+    """The SDK's server with argument errors in the project's style instead of raw pydantic text."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        tool = self._tool_manager.get_tool(name)
+        schema = tool.parameters if tool is not None else {}
+        if tool is not None and (message := describe_non_finite(name, arguments, schema)):
+            raise ToolError(message)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(describe_validation(name, exc.__cause__, schema)) from exc.__cause__
+            raise
+
+
 @dataclass
 class ServerConfig:
     """Everything that shapes one server: limits, readable roots, which plugins and tags to expose."""
@@ -67,6 +87,9 @@ class ServerConfig:
     plugins: list[str] | None = None
     tags: list[str] | None = None
     extra_plugins: dict[str, Any] = field(default_factory=dict)  # name -> object with @hookimpl functions
+    strict_plugins: bool | None = None  # a plugin that fails to import stops start-up (None: TROMPE_STRICT_PLUGINS)
+    plugin_settings: PluginSettings = field(default_factory=PluginSettings)  # how messages name the settings
+    registry: str = "memory"  # registry storage: memory, or redis://HOST:PORT/DB shared by replicas
 
 
 class TrompeApp:
@@ -74,10 +97,11 @@ class TrompeApp:
 
     def __init__(self, config: ServerConfig | None = None):
         self.config = config or ServerConfig()
-        self.registry = Registry(self.config.limits)
-        self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins)
-        self.tools = collect_tools(self.pm, self.config.tags)
-        self.mcp = MCPServer("trompe", instructions=INSTRUCTIONS)
+        settings = self.config.plugin_settings  # plugins first: a start-up error then leaves no spill folder
+        self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
+        self.tools = collect_tools(self.pm, self.config.tags, settings)
+        self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits))
+        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS)
         self._add_session_tools()
         for spec in self.tools.values():
             self.mcp.add_tool(self._wrap(spec), name=spec.name, description=spec.fn.__doc__,
@@ -147,11 +171,17 @@ class TrompeApp:
         ctx = ToolContext(self.registry, session)
         return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments)
 
-    @staticmethod
-    async def _run(work):
+    def _released(self, work):
+        """Run one call's work in this thread, then hand back the memory it reserved."""
+        try:
+            return work()
+        finally:
+            self.registry.work.release()
+
+    async def _run(self, work):
         """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors."""
         try:
-            return await anyio.to_thread.run_sync(work)
+            return await anyio.to_thread.run_sync(functools.partial(self._released, work))
         except ToolInputError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
@@ -163,7 +193,7 @@ class TrompeApp:
     def _load(self, source: str, argument: str = "source"):
         limits = self.config.limits
         data = read_source(source, self.config.roots, limits.max_source_bytes, argument)
-        return decode_image(data, limits.max_pixels, argument)
+        return decode_image(data, limits.max_pixels, argument, admit=self.registry.work.admit_decode)
 
     @staticmethod
     def _source_label(source: str) -> str:
@@ -176,11 +206,14 @@ class TrompeApp:
             source: Annotated[str, Field(description="image file path under the server's roots, a data: URL "
                                                      "or base64 image bytes")],
             name: Annotated[str, Field(description="id to give the image")] = "original",
+            ctx: Context | None = None,
         ) -> Annotated[CallToolResult, SessionImage]:
             """Start a session with one image; returns the session id every other tool needs."""
+            client = client_key(ctx)
+
             def work():
                 im = self._load(source)
-                session = registry.create_session()
+                session = registry.create_session(client)
                 try:
                     record = registry.add_input(session, name, im, self._source_label(source))
                 except ToolInputError:
@@ -237,6 +270,19 @@ class TrompeApp:
             except ToolInputError as exc:
                 raise ResourceNotFoundError(str(exc)) from None
         return await anyio.to_thread.run_sync(work)
+
+
+def client_key(ctx: Context | None) -> str:
+    """Whose quota a new session counts against: the bearer token's, else the MCP transport session's, else
+    the caller's address (stateless HTTP clients have no session); stdio and in-memory have one client."""
+    request = ctx.request_context.request if ctx is not None else None
+    headers = getattr(request, "headers", None) or {}
+    if authorization := headers.get("authorization"):
+        return "token:" + hashlib.sha256(authorization.encode()).hexdigest()[:16]
+    if transport := headers.get("mcp-session-id"):
+        return f"transport:{transport}"
+    address = getattr(request, "client", None)
+    return f"address:{address.host}" if address else LOCAL_CLIENT
 
 
 def _session_image(session: str, record: ImageRecord, text: str) -> CallToolResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -10,10 +11,12 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, create_app
 from .errors import PluginError
 from .limits import Limits, format_limit, parse_limit
-from .plugins import plugin_listing
+from .plugins import SERVER_SETTINGS, plugin_listing
+from .storage import parse_registry
 
 LIMIT_HELP = {
     "max_pixels": "pixels per image",
@@ -25,6 +28,13 @@ LIMIT_HELP = {
     "max_source_bytes": "bytes of one input file or data: URL",
     "max_preview_side": "long side of the PNG returned; larger images get a downscaled preview",
     "max_inputs": "images one tool call may combine",
+    "max_sessions_per_client": "sessions one client (bearer token, else MCP transport session) may hold; "
+                               "its own least recently used one is evicted beyond this",
+    "max_connections": "open HTTP connections; more are answered 503 and closed",
+    "header_timeout": "seconds an HTTP client may take to send a request's headers",
+    "read_timeout": "seconds an HTTP request body may stall between chunks",
+    "max_transport_sessions": "live MCP transport sessions over HTTP; more are answered 503",
+    "transport_idle_timeout": "seconds before an unused MCP transport session is closed",
 }
 
 
@@ -60,11 +70,22 @@ def port_number(raw: str) -> int:
     return port
 
 
+def registry_url(raw: str) -> str:
+    """argparse type for --registry, so a typo is named with the accepted forms."""
+    try:
+        return parse_registry(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
     parser.add_argument("--root", action="append", type=Path, default=None,
                         help="folder whose images may be opened by path (repeatable; default: the working directory)")
     parser.add_argument("--plugins", help="comma-separated plugin names to load (default: all; env TROMPE_PLUGINS)")
+    parser.add_argument("--strict-plugins", action="store_true", default=None,
+                        help="stop when a plugin fails to import (default: skip it with a warning; "
+                             "env TROMPE_STRICT_PLUGINS=1)")
     parser.add_argument("--tools", help="comma-separated tags to expose, e.g. core,analysis (default: all; "
                         "env TROMPE_TOOLS)")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
@@ -74,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bearer token required on HTTP requests (env TROMPE_TOKEN); needed off loopback")
     parser.add_argument("--allowed-host", action="append", default=[],
                         help="extra Host header value accepted over HTTP, e.g. myhost:8765 (repeatable)")
+    parser.add_argument("--registry", type=registry_url, default=os.environ.get("TROMPE_REGISTRY", "memory"),
+                        help="where sessions and images live: memory (default) or redis://HOST:PORT/DB, shared by "
+                             "every replica (env TROMPE_REGISTRY)")
     parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
     parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
     parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
@@ -101,6 +125,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         roots=roots,
         plugins=args.plugins.split(",") if args.plugins else None,
         tags=tags.split(",") if tags else None,
+        registry=args.registry,
+        strict_plugins=args.strict_plugins,
+        plugin_settings=SERVER_SETTINGS,
     )
 
 
@@ -108,6 +135,11 @@ def _exit_now(app) -> None:
     """On SIGTERM or Ctrl-C over stdio: a thread sits blocked on stdin, so remove the spill folder and exit at once."""
     app.registry.remove_spill()
     os._exit(0)
+
+
+def tool_count(app) -> int:
+    """Every tool a client will list: the plugins' and the session tools."""
+    return len(asyncio.run(app.mcp.list_tools()))
 
 
 def print_listing(text: str) -> None:
@@ -121,6 +153,7 @@ def print_listing(text: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     os.environ.update(dict(args.env))
+    return_freed_pixels_to_the_os()
     try:
         app = create_app(config_from_args(args))
     except (PluginError, ValueError) as exc:
@@ -146,9 +179,11 @@ def main(argv: list[str] | None = None) -> None:
             from .http import serve_http
 
             serve_http(app.mcp, args.host, args.port, args.token, args.allowed_host,
-                       max_body=max(4 * 1024 * 1024, app.config.limits.max_source_bytes * 4 // 3 + 65536))
+                       max_body=max(4 * 1024 * 1024, app.config.limits.max_source_bytes * 4 // 3 + 65536),
+                       limits=app.config.limits, tool_count=tool_count(app),
+                       stateless=app.config.registry != "memory")
         else:
-            print(f"trompe-server: serving {len(app.tools)} tools over stdio (Ctrl-C to stop)", file=sys.stderr)
+            print(f"trompe-server: serving {tool_count(app)} tools over stdio (Ctrl-C to stop)", file=sys.stderr)
             app.mcp.run()
     except KeyboardInterrupt:
         pass

@@ -19,3 +19,7 @@ class PluginError(RuntimeError):
 
 class PluginConflict(PluginError):
     """Two plugins define the same tool name: a start-up error naming both."""
+
+
+class RegistryUnavailable(ToolInputError):
+    """The shared registry (Redis) cannot be reached or refused a write: this call fails, the server carries on."""

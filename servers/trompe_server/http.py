@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import hmac
 import ipaddress
 import json
+import logging
+import resource
+import socket
 import sys
+import time
 
+import h11
 from mcp.server.transport_security import TransportSecuritySettings
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .limits import Limits
+
+logger = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+FD_RESERVE = 64  # descriptors kept free for image files, spill files and the event loop itself
 UNAUTHORIZED = "missing or wrong bearer token: send the server's --token as 'Authorization: Bearer TOKEN'"
 
 
@@ -74,9 +86,111 @@ class BodyLimit:
         await self.app(scope, receive, send)
 
 
-def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list[str],
-               max_body: int) -> None:
-    """Run the server over streamable HTTP with uvicorn until interrupted."""
+def _raw_response(status: str, message: str) -> bytes:
+    """A complete HTTP/1.1 response with a JSON-RPC error body, written before h11 has seen a request."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
+    return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n").encode() + body
+
+
+def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: float) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol with a connection cap and deadlines, so slow clients cannot hold sockets."""
+
+    class GuardedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.write(_raw_response("503 Service Unavailable", f"server busy: {max_connections} "
+                                              "connections are open (max_connections); retry shortly"))
+                transport.close()
+                return
+            self._arm(header_timeout)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            state = self.conn.their_state
+            if state is h11.SEND_BODY:
+                self._arm(read_timeout)  # the body may stall this long between chunks
+            elif state is h11.IDLE:
+                if self._deadline is None:
+                    self._arm(header_timeout)  # counted from the request's first byte, not reset per byte
+            else:
+                self._disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.write(_raw_response("408 Request Timeout", "request not received in time "
+                                                   f"(header_timeout {header_timeout:g} s, read_timeout "
+                                                   f"{read_timeout:g} s)"))
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def connection_cap(requested: int) -> int:
+    """The connection cap, lowered to fit the process's descriptor limit so accept() never runs out."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    usable = soft - FD_RESERVE if soft != resource.RLIM_INFINITY else requested
+    if usable < 1:
+        raise SystemExit(f"trompe-server: only {soft} file descriptors allowed (ulimit -n); "
+                         f"HTTP needs more than {FD_RESERVE}: raise it with ulimit -n 4096")
+    if requested > usable:
+        print(f"trompe-server: max_connections lowered from {requested} to {usable} to fit the descriptor "
+              f"limit ({soft}, ulimit -n)", file=sys.stderr)
+    return min(requested, usable)
+
+
+class AcceptErrors:
+    """Loop exception handler: running out of descriptors in accept() is one log line a second, not a crash."""
+
+    def __init__(self):
+        self.last = 0.0
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+            if time.monotonic() - self.last > 1:
+                self.last = time.monotonic()
+                print(f"trompe-server: refusing connections for now: {exc.strerror} "
+                      "(lower --max-connections or raise ulimit -n)", file=sys.stderr, flush=True)
+            return
+        loop.default_exception_handler(context)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind the listening socket here, so a busy port is a one-line error rather than uvicorn's log."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        hint = "; stop the other server or choose another --port" if exc.errno == errno.EADDRINUSE else ""
+        raise SystemExit(f"trompe-server: cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
+    sock.listen(2048)  # connections queue from now on, so the URL printed next already answers
+    return sock
+
+
+def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list[str], max_body: int,
+               limits: Limits, tool_count: int, stateless: bool = False) -> None:
+    """Run the server over streamable HTTP with uvicorn until interrupted; stateless when replicas share a registry."""
     import uvicorn
 
     if not is_loopback(host) and not token:
@@ -86,8 +200,21 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     if not is_loopback(host) and not allowed_hosts:
         print(f"trompe-server: requests must name one of these hosts: {', '.join(security.allowed_hosts)}; "
               "add --allowed-host NAME:PORT for the name remote clients use", file=sys.stderr)
-    app = BodyLimit(mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host),
-                    max_body)
+    app = BodyLimit(mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host,
+                                            max_sessions=limits.max_transport_sessions,
+                                            session_idle_timeout=limits.transport_idle_timeout,
+                                            stateless_http=stateless), max_body)
     if token:
         app = BearerAuth(app, token)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    protocol = guarded_protocol(connection_cap(limits.max_connections), limits.header_timeout, limits.read_timeout)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"trompe-server: serving {tool_count} tools over streamable HTTP at http://{shown}:{port}/mcp "
+          "(Ctrl-C to stop)", file=sys.stderr, flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol, timeout_keep_alive=5))
+
+    async def serve() -> None:
+        asyncio.get_running_loop().set_exception_handler(AcceptErrors())
+        await server.serve(sockets=[sock])
+
+    asyncio.run(serve())

@@ -1,15 +1,20 @@
-"""Reading caller-supplied images safely and encoding them losslessly."""
+"""Reading caller-supplied images safely: paths under the roots, inline data, decoding without surprises."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import io
+import os
 import re
+import stat
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import simplejpeg
 from PIL import Image, ImageOps
 
 from .errors import LimitError, ToolInputError
@@ -50,25 +55,68 @@ def _decode_base64(payload: str, max_bytes: int, argument: str) -> bytes:
 
 
 def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) -> bytes:
+    if "\x00" in source:
+        raise ToolInputError(argument, "contains a NUL character; accepted: a file path under the roots, "
+                             "a data: URL or base64 image bytes")
     path = Path(source).expanduser()
     if not path.is_absolute():
         path = roots[0] / path
-    resolved = path.resolve()
-    if not any(resolved.is_relative_to(root.resolve()) for root in roots):
+    try:
+        resolved = path.resolve()
+    except OSError:  # a link swapped in or out while it was being resolved
+        raise ToolInputError(argument, f"{source!r} changed while it was being opened; try again") from None
+    root = next((r.resolve() for r in roots if resolved.is_relative_to(r.resolve())), None)
+    if root is None:
         allowed = ", ".join(str(r) for r in roots)
         raise ToolInputError(argument, f"{source!r} is outside the allowed roots ({allowed}); "
                              "start the server with --root DIR to allow another folder")
-    if not resolved.is_file():
-        raise ToolInputError(argument, f"no such file: {source!r} (relative paths are read from {roots[0]}; "
-                             "inline images must be data: URLs or base64)")
-    size = resolved.stat().st_size
-    if size > max_bytes:
-        raise LimitError(argument, f"file is {size} bytes, over the {max_bytes} byte limit (max_source_bytes)")
-    return resolved.read_bytes()
+    missing = (f"no such file: {source!r} (relative paths are read from {roots[0]}; "
+               "inline images must be data: URLs or base64)")
+    try:
+        fd = _open_beneath(root, resolved.relative_to(root).parts)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise ToolInputError(argument, missing) from None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise ToolInputError(argument, f"cannot read {source!r}: {exc.strerror}") from None
+        raise ToolInputError(argument, f"{source!r} changed into a symbolic link while it was opened; "
+                             "links are only followed when they already exist: try again") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())  # the opened file, not whatever the path names by now
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolInputError(argument, missing)
+        if info.st_size > max_bytes:
+            raise LimitError(argument, f"file is {info.st_size} bytes, over the {max_bytes} byte limit "
+                             "(max_source_bytes)")
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise LimitError(argument, f"file is over the {max_bytes} byte limit (max_source_bytes)")
+    return data
 
 
-def decode_image(data: bytes, max_pixels: int, argument: str = "source") -> Image.Image:
-    """Decode PNG/JPEG/WEBP/BMP/GIF/TIFF bytes to RGB or RGBA, refusing bombs and truncated files."""
+def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
+    """Open root/parts one component at a time without following links, so a swapped-in link fails (ELOOP)."""
+    if not parts:
+        raise IsADirectoryError(str(root))
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
+    folder = os.open(root, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=folder)  # a FIFO must not block the open
+    finally:
+        os.close(folder)
+
+
+def decode_image(data: bytes, max_pixels: int, argument: str = "source",
+                 admit: Callable[[int, str, tuple[int, int]], None] | None = None) -> Image.Image:
+    """Decode PNG/JPEG/WEBP/BMP/GIF/TIFF bytes to RGB or RGBA, refusing bombs and truncated files.
+
+    `admit` hears the bytes the decoded pixels will take (Pillow keeps RGB as 4 bytes a pixel) before any
+    pixel is decoded, and may refuse or wait for memory.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -82,12 +130,26 @@ def decode_image(data: bytes, max_pixels: int, argument: str = "source") -> Imag
     if width * height > max_pixels:
         raise LimitError(argument, f"image is {width}x{height} = {width * height} pixels, "
                          f"over the {max_pixels} pixel limit (max_pixels)")
+    if admit is not None:
+        admit(width * height * 4, argument, (width, height))
     try:
+        if im.format == "JPEG":
+            _check_jpeg(data)
         im.seek(0)
         im.load()
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ToolInputError(argument, f"image data is truncated or corrupt ({exc})") from None
-    return to_rgb(ImageOps.exif_transpose(_eight_bit(im)))
+    im = _eight_bit(im)
+    ImageOps.exif_transpose(im, in_place=True)  # in place: a copy of a 50 MP image is 200 MB more at the peak
+    return to_rgb(im)
+
+
+def _check_jpeg(data: bytes) -> None:
+    """Raise ValueError on libjpeg's warnings: Pillow fills a truncated scan with grey and reports nothing.
+
+    Decoded at 1/8 scale in grey, so the check costs a fraction of the real decode's time and memory.
+    """
+    simplejpeg.decode_jpeg(data, colorspace="GRAY", strict=True, min_height=1, min_width=1)
 
 
 def _eight_bit(im: Image.Image) -> Image.Image:
@@ -115,19 +177,3 @@ def to_rgb(im: Image.Image) -> Image.Image:
             return im.convert("RGB")
         return im
     return im if im.mode == "RGB" else im.convert("RGB")
-
-
-def encode_png(im: Image.Image) -> bytes:
-    """Lossless PNG; low zlib effort because these images are sent once and thrown away."""
-    buf = io.BytesIO()
-    im.save(buf, format="PNG", compress_level=1)
-    return buf.getvalue()
-
-
-def preview(im: Image.Image, max_side: int) -> Image.Image:
-    """The image as sent to a model: unchanged, or downscaled so its long side is max_side."""
-    if max(im.size) <= max_side:
-        return im
-    scale = max_side / max(im.size)
-    size = (max(1, round(im.width * scale)), max(1, round(im.height * scale)))
-    return im.resize(size, Image.Resampling.LANCZOS)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
+MAX_LIMIT = 1e15  # above any sensible setting; keeps 1e400 or 'inf' from becoming an overflow later
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,12 @@ class Limits:
     max_source_bytes: int = 25 * MiB  # encoded bytes of one data:/base64 source or file
     max_preview_side: int = 1568  # long side of the PNG sent back; larger images get a downscaled preview
     max_inputs: int = 6  # images one tool may combine
+    max_sessions_per_client: int = 16  # sessions one client (token or transport session) may hold
+    max_connections: int = 256  # open HTTP connections; more are answered 503 and closed
+    header_timeout: float = 10.0  # seconds a client may take to send a request's headers
+    read_timeout: float = 30.0  # seconds a request body may stall between chunks
+    max_transport_sessions: int = 256  # live MCP transport sessions over HTTP
+    transport_idle_timeout: float = 1800.0  # seconds before an unused MCP transport session is closed
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> Limits:
@@ -51,16 +59,22 @@ def format_limit(value: int | float) -> str:
 def parse_limit(name: str, raw: str, kind: type) -> int | float:
     """Read '2GiB', '512MiB', '50000000' or '3600' into a number, naming the setting on failure."""
     text = raw.strip()
-    for suffix, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+    scale = 1
+    for suffix, factor in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
         if text.endswith(suffix):
-            try:
-                return kind(float(text[: -len(suffix)]) * scale)
-            except ValueError:
-                break
+            text, scale = text[: -len(suffix)], factor
+            break
     try:
-        value = float(text)
+        value = float(text) * scale
+        if math.isnan(value):
+            raise ValueError(text)
     except ValueError:
         raise ValueError(f"{name}: {raw!r} is not a number (examples: 500, 2GiB, 512MiB)") from None
+    if not math.isfinite(value) or value > MAX_LIMIT:
+        raise ValueError(f"{name}: {raw!r} is too large; accepted: a positive number up to {MAX_LIMIT:.0e} "
+                         "(examples: 500, 2GiB, 512MiB)")
+    if scale > 1 and kind is int:
+        return int(value)
     if kind is int and not value.is_integer():
         raise ValueError(f"{name}: {raw!r} is not a whole number (examples: 500, 2GiB, 512MiB)")
     return kind(value)

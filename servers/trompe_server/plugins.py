@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -20,21 +22,54 @@ def _names(items: Iterable[str]) -> set[str]:
     return {item.strip() for item in items if item.strip()}
 
 
-def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] | None = None
-                   ) -> pluggy.PluginManager:
+@dataclass(frozen=True)
+class PluginSettings:
+    """How the running command spells the plugin settings, so a message names one that works there."""
+
+    allow: str = "the TROMPE_PLUGINS environment variable"
+    strict: str = "TROMPE_STRICT_PLUGINS=1"
+
+
+SERVER_SETTINGS = PluginSettings("--plugins (or TROMPE_PLUGINS)", "--strict-plugins (or TROMPE_STRICT_PLUGINS=1)")
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "an unknown distribution"
+
+
+def entry_points_by_name(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """A group's entry points by name; two distributions claiming one name is an error naming both.
+
+    Without this the later one silently replaces the earlier, e.g. a third-party `draw` hiding the core tools.
+    """
+    found: dict[str, importlib.metadata.EntryPoint] = {}
+    for ep in importlib.metadata.entry_points(group=group):
+        seen = found.setdefault(ep.name, ep)
+        if _distribution(seen) != _distribution(ep):
+            raise PluginConflict(f"plugin name {ep.name!r} ({group}) is claimed by two distributions: "
+                                 f"{_distribution(seen)} ({seen.value}) and {_distribution(ep)} ({ep.value}); "
+                                 "uninstall the one you do not want (pip uninstall NAME)")
+    return found
+
+
+def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] | None = None,
+                   strict: bool | None = None, settings: PluginSettings = PluginSettings()) -> pluggy.PluginManager:
     """A manager holding the entry-point plugins named in `allow` (all when None) plus `extra` objects.
 
     `allow` falls back to the comma-separated TROMPE_PLUGINS variable. `extra` maps a plugin name to an
     object or module with `@hookimpl` functions, registered as-is: how tests and embedding programs add
-    tools without installing a distribution.
+    tools without installing a distribution. A plugin that fails to import is skipped with a warning (the
+    others serve) unless it was named in `allow` or `strict` (default: TROMPE_STRICT_PLUGINS) is set.
     """
     if allow is None and os.environ.get("TROMPE_PLUGINS"):
         allow = os.environ["TROMPE_PLUGINS"].split(",")
+    if strict is None:
+        strict = os.environ.get("TROMPE_STRICT_PLUGINS", "") not in ("", "0")
     wanted = None if allow is None else _names(allow)
-    entry_points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    entry_points = entry_points_by_name(ENTRY_POINT_GROUP)
     unknown = sorted(wanted - entry_points.keys() - set(extra or {})) if wanted is not None else []
     if unknown:
-        raise PluginError(f"unknown plugin(s) {', '.join(unknown)} in --plugins/TROMPE_PLUGINS; installed: "
+        raise PluginError(f"unknown plugin(s) {', '.join(unknown)} in {settings.allow}; installed: "
                           f"{', '.join(sorted(entry_points)) or 'none'}")
     pm = pluggy.PluginManager("trompe")
     pm.add_hookspecs(hookspecs)
@@ -43,8 +78,12 @@ def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] 
             try:
                 plugin = ep.load()
             except Exception as exc:  # a broken third-party plugin must say which one it is
-                raise PluginError(f"plugin {name!r} ({ep.value}) failed to import: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+                problem = f"plugin {name!r} ({ep.value}) failed to import: {type(exc).__name__}: {exc}"
+                if strict or wanted is not None:
+                    raise PluginError(problem) from exc
+                print(f"trompe: skipping {problem}; its tools are unavailable (set {settings.strict} to stop "
+                      "instead)", file=sys.stderr)
+                continue
             pm.register(plugin, name=name)
     for name, plugin in (extra or {}).items():
         pm.register(plugin, name=name)
@@ -52,11 +91,12 @@ def plugin_manager(allow: Iterable[str] | None = None, extra: Mapping[str, Any] 
     return pm
 
 
-def collect_tools(pm: pluggy.PluginManager, tags: Iterable[str] | None = None) -> dict[str, ToolSpec]:
+def collect_tools(pm: pluggy.PluginManager, tags: Iterable[str] | None = None,
+                  settings: PluginSettings = PluginSettings()) -> dict[str, ToolSpec]:
     """Every tool the plugins register, filtered by tag; a name defined twice is an error naming both."""
     tools: dict[str, ToolSpec] = {}
     for impl in pm.hook.register_tools.get_hookimpls():
-        impl.function(register=_registrar(tools, impl.plugin_name))
+        impl.function(register=_registrar(tools, impl.plugin_name, settings))
     if tags is not None:
         wanted = _names(tags)
         known = {tag for spec in tools.values() for tag in spec.tags}
@@ -67,12 +107,12 @@ def collect_tools(pm: pluggy.PluginManager, tags: Iterable[str] | None = None) -
     return dict(sorted(tools.items()))
 
 
-def _registrar(tools: dict[str, ToolSpec], plugin: str) -> Callable[..., Any]:
+def _registrar(tools: dict[str, ToolSpec], plugin: str, settings: PluginSettings) -> Callable[..., Any]:
     def register(fn: Callable[..., Any], tags: Iterable[str] = (), name: str | None = None) -> None:
         tool_name = name or fn.__name__
         if tool_name in tools:
             raise PluginConflict(f"tool {tool_name!r} is defined by both plugin {tools[tool_name].plugin!r} "
-                                 f"and plugin {plugin!r}; disable one with --plugins")
+                                 f"and plugin {plugin!r}; load only one of them with {settings.allow}")
         tools[tool_name] = ToolSpec(tool_name, fn, frozenset(tags), plugin)
 
     return register
@@ -80,7 +120,7 @@ def _registrar(tools: dict[str, ToolSpec], plugin: str) -> Callable[..., Any]:
 
 def plugin_listing(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
     """Name, distribution, version and tool names of each loaded plugin, for --list-plugins."""
-    dists = {ep.name: ep.dist for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    dists = {name: ep.dist for name, ep in entry_points_by_name(ENTRY_POINT_GROUP).items()}
     tools = collect_tools(pm)
     listing = []
     for name, _plugin in sorted(pm.list_name_plugin()):

@@ -1,223 +1,166 @@
-"""The immutable, versioned image registry: sessions of images that are never modified."""
+"""The immutable, versioned image registry: the rules (names, ids, lineage, limits, sessions) above any storage."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
-import shutil
-import tempfile
 import threading
 import time
-import weakref
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PIL import Image
 
+from .admission import WorkBudget
 from .errors import LimitError, ToolInputError
 from .limits import Limits
+from .memory_storage import MemoryStorage
+from .records import ImageRecord
+from .storage import Bounds, Refused, Storage
+
+__all__ = ["INPUT_NAME", "OUTPUT_NAME", "ImageRecord", "Registry"]
 
 INPUT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 OUTPUT_NAME = re.compile(r"^img_\d{3,}$")
 
-
-@dataclass(frozen=True)
-class ImageRecord:
-    """One image's identity and lineage: how it was made and from what."""
-
-    id: str
-    width: int
-    height: int
-    mode: str
-    operation: str
-    arguments: dict[str, Any]
-    parents: tuple[str, ...]
-    created: float
-
-    @property
-    def nbytes(self) -> int:
-        return self.width * self.height * len(self.mode)
-
-    def describe(self) -> dict[str, Any]:
-        return asdict(self) | {"parents": list(self.parents)}
-
-
-@dataclass
-class Session:
-    """One sample's workspace; its id is a bearer capability, so it is random and unguessable."""
-
-    id: str
-    records: dict[str, ImageRecord] = field(default_factory=dict)
-    counter: int = 0
-    nbytes: int = 0
-    last_used: float = field(default_factory=time.monotonic)
-
-
-class PixelStore:
-    """Decoded pixels in RAM up to a budget; the least recently used images spill to disk."""
-
-    def __init__(self, budget: int):
-        self.budget = budget
-        self.in_memory = 0
-        self._ram: OrderedDict[tuple[str, str], tuple[str, tuple[int, int], bytes]] = OrderedDict()
-        self._disk: dict[tuple[str, str], tuple[str, tuple[int, int], Path]] = {}
-        self._dir = Path(tempfile.mkdtemp(prefix="trompe-spill-"))
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)  # also at exit
-
-    def put(self, key: tuple[str, str], im: Image.Image) -> None:
-        raw = im.tobytes()
-        self._ram[key] = (im.mode, im.size, raw)
-        self.in_memory += len(raw)
-        self._spill()
-
-    def get(self, key: tuple[str, str]) -> Image.Image:
-        if key in self._ram:
-            self._ram.move_to_end(key)
-            mode, size, raw = self._ram[key]
-        else:
-            mode, size, path = self._disk[key]
-            raw = path.read_bytes()
-        return Image.frombytes(mode, size, raw)
-
-    def drop_session(self, session_id: str) -> None:
-        for key in [k for k in self._ram if k[0] == session_id]:
-            self.in_memory -= len(self._ram.pop(key)[2])
-        for key in [k for k in self._disk if k[0] == session_id]:
-            self._disk.pop(key)[2].unlink(missing_ok=True)
-
-    def _spill(self) -> None:
-        while self.in_memory > self.budget and len(self._ram) > 1:
-            key, (mode, size, raw) = self._ram.popitem(last=False)
-            path = self._dir / f"{key[0]}-{key[1]}.raw"
-            path.write_bytes(raw)
-            self._disk[key] = (mode, size, path)
-            self.in_memory -= len(raw)
-
-    def close(self) -> None:
-        self._ram.clear()
-        self._disk.clear()
-        self.in_memory = 0
-        self._cleanup()
+LOCAL_CLIENT = "local"  # the one client of a stdio or in-process server
 
 
 class Registry:
-    """Server-wide state keyed by session id; every change is checked before anything is stored."""
+    """Server-wide state keyed by session id; every change is checked before the storage keeps it."""
 
-    def __init__(self, limits: Limits | None = None):
+    def __init__(self, limits: Limits | None = None, storage: Storage | None = None):
         self.limits = limits or Limits()
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._pixels = PixelStore(self.limits.memory_budget)
-        self._lock = threading.RLock()
+        self.storage = storage or MemoryStorage(self.limits.memory_budget)
+        self.work = WorkBudget(self.limits.memory_budget, self._squeeze)
+        self._owned: dict[str, OrderedDict[str, None]] = {}  # client -> its sessions, oldest first
+        self._quota_lock = threading.Lock()
 
     # sessions -------------------------------------------------------------
-    def create_session(self) -> str:
-        with self._lock:
-            self._expire_idle()
-            while len(self._sessions) >= self.limits.max_sessions:
-                oldest = next(iter(self._sessions))
-                self._drop(oldest)
-            session_id = "s_" + secrets.token_urlsafe(18)
-            self._sessions[session_id] = Session(session_id)
-            return session_id
+    def create_session(self, client: str = LOCAL_CLIENT) -> str:
+        """A new session for `client`, evicting its own oldest beyond its quota, then the largest holder's.
+
+        The quota is for sharing a server between clients: stdio and in-process servers have one client
+        ("local"), which may use every session (an agent running 64 samples at once must not evict its own)."""
+        session_id = "s_" + secrets.token_urlsafe(18)
+        with self._quota_lock:
+            owned = self._owned.setdefault(client, OrderedDict())
+            while client != LOCAL_CLIENT and len(owned) >= self.limits.max_sessions_per_client:
+                self._evict(owned)
+            live = set(self.storage.session_ids())
+            for sessions in self._owned.values():
+                for stale in [s for s in sessions if s not in live]:
+                    del sessions[stale]
+            largest = max(self._owned.values(), key=len)
+            if len(live) >= self.limits.max_sessions and largest:
+                self._evict(largest)
+            self.storage.create_session(session_id, self.limits.max_sessions, self.limits.idle_timeout)
+            owned[session_id] = None
+        return session_id
+
+    def _evict(self, owned: OrderedDict[str, None]) -> None:
+        """Close a client's least recently used session (one that already expired counts as closed)."""
+        oldest, _ = owned.popitem(last=False)
+        with contextlib.suppress(Refused):
+            self.storage.drop_session(oldest)
+
+    def _squeeze(self, reserved: int) -> None:
+        """Work in flight shares the memory budget: the storage keeps fewer pixels in RAM meanwhile."""
+        self.storage.set_ram_budget(max(0, self.limits.memory_budget - reserved))
 
     def close_session(self, session_id: str) -> int:
         """Forget a session and its pixels; returns how many images it held."""
-        with self._lock:
-            count = len(self._session(session_id).records)
-            self._drop(session_id)
-            return count
+        with self._rules(session_id):
+            return self.storage.drop_session(session_id)
 
     def session_ids(self) -> list[str]:
-        with self._lock:
-            return list(self._sessions)
+        return self.storage.session_ids()
 
-    def _session(self, session_id: str) -> Session:
-        self._expire_idle()
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise ToolInputError("session", f"unknown, closed or expired session {session_id!r} (sessions idle "
-                                 f"for {self.limits.idle_timeout:g} s are dropped); call open_session first")
-        session.last_used = time.monotonic()
-        self._sessions.move_to_end(session_id)
-        return session
+    def _touch(self, session_id: str) -> None:
+        with self._rules(session_id):
+            self.storage.touch(session_id, self.limits.idle_timeout)
+        with self._quota_lock:
+            for owned in self._owned.values():
+                if session_id in owned:
+                    owned.move_to_end(session_id)  # so quotas evict a client's least recently used session
 
-    def _expire_idle(self) -> None:
-        deadline = time.monotonic() - self.limits.idle_timeout
-        for session_id in [s.id for s in self._sessions.values() if s.last_used < deadline]:
-            self._drop(session_id)
-
-    def _drop(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
-        self._pixels.drop_session(session_id)
+    def _rules(self, session_id: str, image_id: str = ""):
+        return _refusals(self.limits, session_id, image_id)
 
     # images ---------------------------------------------------------------
     def records(self, session_id: str) -> list[ImageRecord]:
-        with self._lock:
-            return list(self._session(session_id).records.values())
+        self._touch(session_id)
+        with self._rules(session_id):
+            return self.storage.records(session_id)
 
     def record(self, session_id: str, image_id: str, argument: str = "image") -> ImageRecord:
-        with self._lock:
-            session = self._session(session_id)
-            if image_id not in session.records:
-                known = ", ".join(session.records) or "none"
+        self._touch(session_id)
+        with self._rules(session_id):
+            record = self.storage.record(session_id, image_id)
+            if record is None:
+                known = ", ".join(r.id for r in self.storage.records(session_id)) or "none"
                 raise ToolInputError(argument, f"unknown image {image_id!r}; this session has: {known}")
-            return session.records[image_id]
+            return record
 
     def load(self, session_id: str, image_id: str, argument: str = "image") -> Image.Image:
         """A fresh copy of the pixels: callers can draw on it without touching the stored image."""
-        with self._lock:
-            self.record(session_id, image_id, argument)
-            return self._pixels.get((session_id, image_id))
+        self.record(session_id, image_id, argument)
+        with self._rules(session_id):  # the session may close in between; the image itself cannot go
+            return self.storage.pixels(session_id, image_id)
 
     def add_input(self, session_id: str, name: str, im: Image.Image, source: str) -> ImageRecord:
         if not INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
             raise ToolInputError("name", f"{name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
                                  "starting with a letter, and not img_NNN (reserved for tool outputs)")
-        with self._lock:
-            session = self._session(session_id)
-            if name in session.records:
-                raise ToolInputError("name", f"{name!r} already exists in this session; images are never replaced")
-            return self._store(session, name, im, "input", {"source": source}, ())
+        return self._store(session_id, name, im, "input", {"source": source}, ())
 
     def add_output(self, session_id: str, im: Image.Image, operation: str, arguments: dict[str, Any],
                    parents: tuple[str, ...]) -> ImageRecord:
         """Store a tool's result as the next img_NNN; the session is untouched if a limit says no."""
-        with self._lock:
-            session = self._session(session_id)
-            return self._store(session, f"img_{session.counter + 1:03d}", im, operation, arguments, parents)
+        return self._store(session_id, "", im, operation, arguments, parents)
 
-    def _store(self, session: Session, image_id: str, im: Image.Image, operation: str,
+    def _store(self, session_id: str, image_id: str, im: Image.Image, operation: str,
                arguments: dict[str, Any], parents: tuple[str, ...]) -> ImageRecord:
         limits = self.limits
         pixels = im.width * im.height
         if pixels > limits.max_pixels:
             raise LimitError("output", f"{im.width}x{im.height} = {pixels} pixels is over the "
                              f"{limits.max_pixels} pixel limit (max_pixels)")
-        if len(session.records) >= limits.max_images:
-            raise LimitError("session", f"already holds {limits.max_images} images (max_images); "
-                             "close it and open a new one")
+        self._touch(session_id)
         record = ImageRecord(image_id, im.width, im.height, im.mode, operation, arguments, parents, time.time())
-        if session.nbytes + record.nbytes > limits.max_session_bytes:
-            raise LimitError("session", f"would hold {session.nbytes + record.nbytes} pixel bytes, over the "
-                             f"{limits.max_session_bytes} byte limit (max_session_bytes)")
-        self._pixels.put((session.id, image_id), im)
-        session.records[image_id] = record
-        session.nbytes += record.nbytes
-        if OUTPUT_NAME.match(image_id):
-            session.counter += 1
-        return record
+        bounds = Bounds(limits.max_images, limits.max_session_bytes, limits.idle_timeout)
+        with self._rules(session_id, image_id):
+            return self.storage.append(session_id, record, im, bounds)
 
     @property
     def bytes_in_memory(self) -> int:
-        return self._pixels.in_memory
+        return self.storage.bytes_in_memory
 
     def close(self) -> None:
-        with self._lock:
-            self._sessions.clear()
-            self._pixels.close()
+        self.storage.close()
 
     def remove_spill(self) -> None:
-        """Delete the spill folder without taking the lock: only for a process that is about to exit."""
-        self._pixels._cleanup()
+        """Delete local temporary files without locking: only for a process that is about to exit."""
+        self.storage.remove_spill()
+
+
+@contextmanager
+def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
+    """Turn a storage's refusal into the error a caller reads: the wording of every rule lives here."""
+    try:
+        yield
+    except Refused as exc:
+        if exc.reason == "session":
+            raise ToolInputError("session", f"unknown, closed or expired session {session_id!r} (sessions "
+                                 f"idle for {limits.idle_timeout:g} s are dropped); call open_session first") from None
+        if exc.reason == "exists":
+            raise ToolInputError("name", f"{image_id!r} already exists in this session; images are never "
+                                 "replaced") from None
+        if exc.reason == "max_images":
+            raise LimitError("session", f"already holds {limits.max_images} images (max_images); "
+                             "close it and open a new one") from None
+        raise LimitError("session", f"would hold {exc.value} pixel bytes, over the "
+                         f"{limits.max_session_bytes} byte limit (max_session_bytes)") from None

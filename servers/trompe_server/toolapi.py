@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from PIL import Image, ImageColor
 from pydantic import Field
 
+from .admission import WORK_FACTOR
 from .errors import LimitError, ToolInputError
 from .registry import Registry
 
@@ -60,6 +61,8 @@ class ToolContext:
         if image_id not in self.parents and len(self.parents) >= self.limits.max_inputs:
             raise LimitError(argument, f"one tool call may combine at most {self.limits.max_inputs} images "
                              "(max_inputs)")
+        if image_id not in self.parents:
+            self.registry.work.reserve(WORK_FACTOR * self.registry.record(self.session, image_id, argument).nbytes)
         im = self.registry.load(self.session, image_id, argument)
         if image_id not in self.parents:
             self.parents.append(image_id)
@@ -113,4 +116,7 @@ def parse_color(color: str, argument: str = "color") -> tuple[int, int, int, int
     except (ValueError, AttributeError):
         raise ToolInputError(argument, f"{color!r} is not a colour; use a name ('red') or hex "
                              "('#RRGGBB' or '#RRGGBBAA')") from None
+    if not all(0 <= v <= 255 for v in rgba):  # Pillow passes rgb(300,0,0) through unclipped
+        raise ToolInputError(argument, f"{color!r} has a component outside 0 to 255; accepted: rgb(R, G, B) "
+                             "with each of R, G, B from 0 to 255, a name ('red') or hex ('#RRGGBB')")
     return rgba if len(rgba) == 4 else (*rgba, 255)

@@ -119,7 +119,7 @@ async def test_tool_error_reaches_the_model_and_the_sample_goes_on(tools, questi
     error = decide.seen[1][-1]
     assert error.is_error and "box" in error.text
     assert decide.seen[2][-1].images[0].id == "img_001"  # the failed call created nothing
-    assert result.stop == "answer" and result.tool_calls == ["crop", "crop"]
+    assert result.stop == "answer" and result.tool_calls == ["crop"] and result.refused == ["crop"]  # executed apart
     results = [e for e in read_events(result.trace_path) if e["event"] == "tool_result"]
     assert [r["is_error"] for r in results] == [True, False]
 

@@ -14,6 +14,7 @@ import time
 import pytest
 from imagekit import gradient, png_bytes
 from PIL import Image
+from mcp.server.mcpserver import Context
 from trompe_agents.toolclient import ToolClient, ToolClientError, image_data_url
 from trompe_server.app import ServerConfig
 
@@ -149,3 +150,26 @@ async def test_a_client_can_be_opened_again_after_closing(http_server):
     for _ in range(2):
         async with client as tools:
             assert "crop" in {t.name for t in await tools.list_tools()}
+
+
+async def test_tool_list_is_fetched_once_per_connection_until_the_server_says_it_changed():
+    """The second listing is served from the cache (a tool added since is not seen) until the server sends a
+    real notifications/tools/list_changed (handshake-era connection, where the SDK delivers it)."""
+    tools = ToolClient.in_process()
+    tools.mode = "legacy"
+    server = tools._app.mcp
+
+    async def announce(ctx: Context) -> str:
+        """Add a tool and tell the clients, as a server whose tools change at run time would."""
+        server.add_tool(lambda session: "hi", name="late_tool", meta={"tags": ["core"]})
+        await ctx.session.send_tool_list_changed()
+        return "announced"
+
+    async with tools:
+        first = [t.name for t in await tools.list_tools(tags=["core"])]
+        server.add_tool(announce, name="announce", meta={"tags": ["core"]})
+        assert [t.name for t in await tools.list_tools(tags=["core"])] == first  # cached: no new request
+        await tools.client.call_tool("announce", {})  # the notification arrives before this call's reply
+        assert {"announce", "late_tool"} <= {t.name for t in await tools.list_tools(tags=["core"])}
+    async with tools:  # a new connection lists afresh
+        assert "late_tool" in {t.name for t in await tools.list_tools()}

@@ -69,22 +69,45 @@ async def test_openai_chat_with_a_base_url_needs_no_key(no_keys):
     assert request.json["max_tokens"] == 4096 and "max_completion_tokens" not in request.json
 
 
+# (label, model that takes temperature 0, model that takes none by default) from backends/catalogue.py
+TEMPERATURE_MODELS = {"claude": ("claude-haiku-4-5", "claude-sonnet-5-5"), "openai": ("gpt-4.1-mini", "gpt-6.1-terra"),
+                      "openai-chat": ("local-vlm", "gpt-6.1-terra"),
+                      "gemini-3": ("gemini-2.5-flash-lite", "gemini-3-flash-preview"),
+                      "gemini-2.5": ("gemini-2.0-flash", "gemini-flash-latest")}
+
+
+def _temperature(body: dict):
+    return body.get("generationConfig", {}).get("temperature") if "contents" in body else body.get("temperature")
+
+
 @pytest.mark.parametrize("label", list(VENDORS))
-async def test_temperature_zero_is_sent_and_recorded(label):
+async def test_temperature_zero_goes_only_to_models_that_accept_it_and_is_recorded(label):
+    takes, refuses = TEMPERATURE_MODELS[label]
+    # Claude: API version 2026-10-21 (the SDK's default) refuses sampling parameters on every model
+    pinned = {"anthropic_version": "2023-06-01"} if label == "claude" else {}
     with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
-        async with backend_for(label, fake) as backend:
+        async with backend_for(label, fake, model=takes, extra=pinned) as backend:
             turn = await backend.complete(question(), [CROP])
-    body = fake.requests[0].json
-    sent = body["generationConfig"]["temperature"] if "generationConfig" in body else body["temperature"]
-    assert sent == 0 and turn.sent["temperature"] == 0
+        async with backend_for(label, fake, model=refuses, extra=pinned) as backend:
+            plain = await backend.complete(question(), [CROP])
+    assert _temperature(fake.requests[0].json) == 0 and turn.sent["temperature"] == 0
+    assert _temperature(fake.requests[1].json) is None and plain.sent["temperature"] is None
     if label == "claude":
-        assert turn.sent["temperature_via"] == "extra_body"
+        assert turn.sent["temperature_via"] == "extra_body" and plain.sent["temperature_via"] == "not sent"
+
+
+async def test_claude_sends_no_temperature_under_the_sdks_default_api_version():
+    with FakeVendor("anthropic", [final("ok")]) as fake:
+        async with backend_for("claude", fake, model="claude-haiku-4-5") as backend:
+            turn = await backend.complete(question(), [CROP])
+    assert "temperature" not in fake.requests[0].json and turn.sent["temperature_via"] == "not sent"
+    assert "anthropic-version" in fake.requests[0].headers  # the SDK's own (2026-10-21 or later)
 
 
 @pytest.mark.parametrize("label", list(VENDORS))
 async def test_a_model_that_refuses_temperature_gets_none_and_the_trace_says_so(label):
     with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
-        async with backend_for(label, fake, model="notemp-gemini-3") as backend:
+        async with backend_for(label, fake, model="notemp-gemini-3", extra={"temperature": 0}) as backend:
             first = await backend.complete(question(), [])
             second = await backend.complete(question(), [])
     assert first.message.text == second.message.text == "ok"

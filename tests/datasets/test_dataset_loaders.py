@@ -107,11 +107,13 @@ def test_datacv_task1_answer_column_is_normalised(tmp_path):
     assert "<answer>" in samples[0].question
 
 
-def test_datacv_task1_missing_column_and_missing_image(tmp_path):
+def test_datacv_task1_missing_image_fails_that_sample_only_and_missing_column_is_named(tmp_path):
     path = files.write_datacv1(tmp_path, 3)
-    (tmp_path / "images" / "2.png").unlink()
-    with pytest.raises(DatasetError, match=r"line 4 \(index '2'\), image_path: file not found"):
-        load_dataset(path)
+    (tmp_path / "test" / "2.png").unlink()
+    dataset = load_dataset(path)
+    assert dataset.counts["missing_image"] == 1
+    assert [s.error is None for s in dataset] == [True, True, False]
+    assert "line 4 (index '2'), image_path: image file not found" in dataset.samples[2].error
     rows = list(csv.reader(path.open()))
     with path.open("w", newline="") as f:
         csv.writer(f).writerows([r[:2] for r in rows])
@@ -122,23 +124,24 @@ def test_datacv_task1_missing_column_and_missing_image(tmp_path):
 def test_datacv_task2_parses_options_and_joins_index_labels(tmp_path):
     path = files.write_datacv2(tmp_path, 3)
     assert detect_format(path) == "datacv2"
-    sample = load_dataset(path).samples[0]
-    assert sample.choices == ["The left one", "The right one", "They are equal", "Not Sure"]
+    sample = load_dataset(path, images_root=tmp_path / "images").samples[0]
+    assert sample.choices == ["6", "5", "4", "Not Sure"]
+    assert sample.question.startswith("Question:\nHow many fingers")
     labels = tmp_path / "labels.csv"
     labels.write_text("index,answer\n0,2\n1,B\n2,(D)\n")  # 0-based indices, letters, or BLINK style
-    assert [s.answer for s in load_dataset(path, labels=labels)] == ["C", "B", "D"]
+    assert [s.answer for s in load_dataset(path, labels=labels, images_root=tmp_path / "images")] == ["C", "B", "D"]
 
 
 def test_datacv_task2_malformed_option_names_the_item(tmp_path):
     path = files.write_datacv2(tmp_path, 2)
     items = json.loads(path.read_text())
-    items[1]["option"] = "A. yes\nC. no"
+    items[1]["option"] = "Option: \nA. yes\nC. no"
     path.write_text(json.dumps(items))
-    with pytest.raises(DatasetError, match=r"item 1 \(id '1'\): 'option' must hold lines"):
+    with pytest.raises(DatasetError, match=r"test.json: item 1 \(id '1'\): options must be lettered 'A. ...'"):
         load_dataset(path)
     del items[1]["Question"]
     path.write_text(json.dumps(items))
-    with pytest.raises(DatasetError, match=r"item 1 .*missing column 'Question'"):
+    with pytest.raises(DatasetError, match=r"test.json: item 1: missing column 'Question'"):
         load_dataset(path, format="datacv2")
 
 
@@ -212,20 +215,23 @@ def test_blindtest_missing_image_names_row_and_task(tmp_path):
 
 # ---------------------------------------------------------------- HallusionBench
 
-def test_hallusionbench_keeps_questions_with_images(tmp_path):
+def test_hallusionbench_keeps_every_question_as_the_official_scoring_does(tmp_path):
     path = files.write_hallusionbench(tmp_path, 8)
     assert detect_format(path) == "hallusionbench"
     samples = list(load_dataset(path))
-    assert len(samples) == 6  # items 3 and 7 are text-only
+    assert len(samples) == 8 and [len(s.images) for s in samples] == [1, 1, 1, 0, 1, 1, 1, 0]
     assert [s.answer for s in samples[:3]] == ["no", "yes", "no"]
     assert samples[0].id == "VD_illusion_0_0_0" and samples[0].category == "illusion"
+    assert samples[0].images[0] == (tmp_path / "hallusion_bench" / "VD" / "illusion" / "0_0.png").resolve()
     assert samples[0].metadata["gt_answer_details"] == "They are equal."
+    assert [len(load_dataset(path, split=split)) for split in ("image", "non_image")] == [6, 2]
 
 
-def test_hallusionbench_missing_file_is_named(tmp_path):
+def test_hallusionbench_missing_figure_is_named_with_the_fix(tmp_path):
     path = files.write_hallusionbench(tmp_path, 3)
     (tmp_path / "hallusion_bench" / "VD" / "illusion" / "1_0.png").unlink()
-    with pytest.raises(DatasetError, match=r"item 1 \(id 'VD_illusion_1_0_0'\), filename: file not found"):
+    with pytest.raises(DatasetError, match=r"HallusionBench.json: item 2 \(id 'VD_illusion_1_0_0'\), filename: "
+                                           r"figure not found: ./VD/illusion/1_0.png .*pass --images-root"):
         load_dataset(path)
 
 
@@ -236,7 +242,7 @@ def test_illusionvqa_answers_become_option_letters(tmp_path):
     assert detect_format(path) == "illusionvqa"
     samples = list(load_dataset(path, images_root=tmp_path / "c"))
     assert [s.answer for s in samples] == ["A", "B", "C", "D", "A"]
-    assert samples[1].choices[1] == "the stairs loop" and samples[1].metadata["answer_text"] == "the stairs loop"
+    assert samples[1].metadata["answer_text"] == samples[1].choices[1] == files.ILLUSIONVQA_OPTIONS[1]
 
 
 def test_illusionvqa_answer_outside_the_options_is_named(tmp_path):
@@ -261,7 +267,7 @@ def test_illusionvqa_json_with_image_files(tmp_path):
 def test_unknown_format_and_missing_path_are_clear(tmp_path):
     odd = tmp_path / "odd.json"
     odd.write_text(json.dumps([{"foo": 1}]))
-    with pytest.raises(DatasetError, match="cannot tell the format of .*odd.json; pass format="):
+    with pytest.raises(DatasetError, match=r"cannot tell the format of .*odd.json \(found: foo\); pass --format"):
         load_dataset(odd)
     with pytest.raises(DatasetError, match="file not found"):
         load_dataset(tmp_path / "nothing.csv")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKED = re.compile(r"<!-- run -->\s*\n```(bash|python)[^\n]*\n(.*?)\n```", re.S)
@@ -34,9 +36,7 @@ def require(tool: str) -> str:
     """A tool the docs checks need: skipped on a developer's machine without it, a failure in CI."""
     path = shutil.which(tool, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{tool} is not installed; CI must install the docs tools (pip install -e '.[dev]')")
-        pytest.skip(f"{tool} is not installed")
+        needs.missing(tool, "pip install -e '.[dev]' installs the docs tools")
     return path
 
 

@@ -10,10 +10,11 @@ LINE = {"image": "original", "start": [0, 5], "end": [40, 5], "color": "#ff0000"
 
 
 def line_then_yes(messages, tools):
-    """Draw one reference line, then answer yes (Task I)."""
+    """Draw one reference line, then answer yes (Task I; A when the answer schema asks for a letter)."""
     if messages[-1].role == "user":
         return tool_call("draw_line", **LINE)
-    return {"reasons": "the reference line shows it", "answer": "yes"}
+    letter = '"enum": ["A"' in messages[0].text
+    return {"reasons": "the reference line shows it", "answer": "A" if letter else "yes"}
 
 
 async def slow_line_then_yes(messages, tools):
@@ -34,3 +35,29 @@ def crops_forever_unless_rescue(messages, tools):
 
 def never_valid(messages, tools):
     return "I am not sure."
+
+
+CLASSIFY_REQUESTS: list = []  # what each classification request held: (system text or None, images, user text)
+
+
+def classifies_straightness(messages, tools):
+    """Names 'line straightness' when asked for a category (keeping the request), else as line_then_yes."""
+    if "Step 1: name the category" in messages[-1].text and not tools:
+        system = messages[0].text if messages[0].role == "system" else None
+        CLASSIFY_REQUESTS.append((system, [p.id for p in messages[-1].images], messages[-1].text))
+        return {"category": "line straightness"}
+    return line_then_yes(messages, tools)
+
+
+def classifies_badly(messages, tools):
+    """Names a category the task does not have, then answers as line_then_yes."""
+    if "Step 1: name the category" in messages[-1].text and not tools:
+        return {"category": "astrology"}
+    return line_then_yes(messages, tools)
+
+
+def answers_by_offer(messages, tools):
+    """Without tools offered, answers the opposite of line_then_yes (so a comparison sees every sample flip)."""
+    if tools:
+        return line_then_yes(messages, tools)
+    return {"reasons": "no tools to check with", "answer": "no"}

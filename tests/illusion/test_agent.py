@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from trompe_agents.backends.base import BackendError
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig, IllusionAgent, answer_schema
 from trompe_agents.illusion.normalize import normalize_image
@@ -81,12 +82,12 @@ async def test_rescue_answers_on_the_same_session_when_main_hits_round_limit(too
     assert rescue_start["max_rounds"] == 3
 
 
-async def test_default_answer_is_recorded_when_no_agent_answers(tools, image, tmp_path):
+async def test_no_answer_is_invented_when_the_agent_never_answers_validly(tools, image, tmp_path):
     outcome = await ask(tools, never_valid, image, tmp_path / "t", task=2)
-    assert outcome.agent == "default" and outcome.answer in answer_schema(2)["properties"]["answer"]["enum"]
-    assert outcome.stops == {"main": "invalid_answer", "rescue": "invalid_answer"}
+    assert outcome.agent is None and outcome.answer is None and outcome.error_kind == "invalid_answer"
+    assert outcome.stops == {"main": "invalid_answer"}  # the rescue is for a spent round budget only
     final = [e for e in read_events(tmp_path / "t") if e["event"] == "final"]
-    assert final[0]["agent"] == "default" and "deterministic default" in final[0]["reasons"]
+    assert final[0]["answer"] is None and final[0]["error_kind"] == "invalid_answer"
 
 
 async def test_main_answer_skips_rescue(tools, image, tmp_path):
@@ -147,16 +148,45 @@ async def test_normalize_flag_changes_what_the_model_sees_and_is_traced(tools, t
     assert event["images"][0]["image"] == "original" and json.dumps(event["images"][0]["palette"])
 
 
-async def test_rescue_answers_when_the_main_agent_errors(tools, image, tmp_path):
-    def broken_main(messages, tools_):
-        if not messages[0].text.startswith("# Rescue"):
-            raise RuntimeError("vendor exploded")
-        assert "A previous attempt stopped: an error (RuntimeError: vendor exploded)" in messages[1].text
-        return {"reasons": "rescued", "answer": "yes"}
+async def test_a_backend_error_is_a_failure_with_its_kind_and_no_rescue(tools, image, tmp_path):
+    def broken(messages, tools_):
+        raise BackendError("vendor at http://x: m: auth: 401 authentication_error", kind="auth")
 
-    outcome = await ask(tools, broken_main, image, tmp_path / "t", task=1)
-    assert outcome.agent == "rescue" and outcome.answer == "yes" and outcome.stops["main"] == "error"
-    assert any("vendor exploded" in e for e in outcome.errors)
+    outcome = await ask(tools, broken, image, tmp_path / "t", task=1)
+    assert outcome.answer is None and outcome.agent is None and outcome.error_kind == "auth"
+    assert outcome.stops == {"main": "error"} and any("401" in e for e in outcome.errors)
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 8])
+async def test_the_answer_schema_has_one_letter_per_real_option(tools, image, tmp_path, count):
+    seen = []
+
+    def answer_last_then_beyond(messages, tools_):
+        seen.append(messages[0].text)
+        beyond = "ABCDEFGHI"[count]  # one letter past the options: invalid, so corrected once
+        return {"reasons": "r", "answer": beyond if len(seen) == 1 else "ABCDEFGH"[count - 1]}
+
+    agent = IllusionAgent(FunctionBackend(answer_last_then_beyond), tools, AgentConfig(task=2))
+    choices = [f"option {i}" for i in range(count)]
+    outcome = await agent.answer([image], "Which one?", choices, trace_dir=tmp_path / "t")
+    assert answer_schema(2, choices)["properties"]["answer"]["enum"] == list("ABCDEFGH"[:count])
+    assert outcome.answer == "ABCDEFGH"[count - 1] and outcome.agent == "main" and len(seen) == 2
+
+
+async def test_a_reply_in_the_datasets_own_format_is_an_answer_and_its_instructions_are_not_shown(
+        tools, image, tmp_path):
+    from trompe_agents.testing.dataset_files import TASK1_PROMPT
+
+    shown = []
+
+    def datacv_style(messages, tools_):
+        shown.append(messages[1].text)
+        return "<reasons>The lines measure the same.</reasons><answer>1</answer>"
+
+    agent = IllusionAgent(FunctionBackend(datacv_style), tools, AgentConfig(task=1))
+    outcome = await agent.answer([image], TASK1_PROMPT, trace_dir=tmp_path / "t")
+    assert outcome.answer == "yes" and outcome.agent == "main" and outcome.reasons == "The lines measure the same."
+    assert "Are the two black lines of equal length?" in shown[0] and "<answer>" not in shown[0]
 
 
 def test_cli_reports_an_unreadable_image_in_one_line(tmp_path):

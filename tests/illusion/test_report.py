@@ -9,6 +9,7 @@ from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.report import write_report
 from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.stats import rate
 from trompe_agents.toolclient import ToolClient
 
 
@@ -85,12 +86,12 @@ async def test_report_charts_tool_use_and_pages_each_sample(probes, tmp_path):
     assert rounds == {2: 4, 3: 2, 4: 2}  # one round per tool call plus the answer
     stimulus = {row[0]: row[1:] for row in page.tables["stimulus"][1:]}
     assert set(stimulus) == {"genuine", "counterfactual"}
-    yes_rate = {name: float(row[2].rstrip("%")) for name, row in stimulus.items()}
+    yes_rate = {name: float(row[3].split("%")[0]) for name, row in stimulus.items()}
     assert all(0 <= v <= 100 for v in yes_rate.values())
     families = {row[0] for row in page.tables["family"][1:]}
     assert families == {s.metadata["family"] for s in probes}
     right = sum((("yes" if k % 2 else "no") == s.answer) for k, s in enumerate(probes))
-    assert f"{right / len(probes):.1%} ({right}/{len(probes)} labelled)" in index.read_text()
+    assert f"{rate(right, len(probes))} ({right}/{len(probes)} labelled)" in index.read_text()
 
     sample_pages = [link for link in page.links if link.startswith("samples/")]
     assert len(set(sample_pages)) == len(probes)
@@ -109,7 +110,7 @@ def test_tool_use_bars_are_drawn_to_scale_and_magnitudes_read_plainly(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"task": 1}))
     rows = [{"id": f"s{i}", "position": i, "tool_calls": ["crop"] if i == 0 else [], "family": "ponzo",
              "magnitude": 0.05 if i % 2 else 0.0, "counterfactual": bool(i % 2), "answer": "yes", "label": "yes",
-             "correct": True} for i in range(4)]
+             "correct": True, "agent": "main"} for i in range(4)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     html = write_report(tmp_path).read_text()
     svg = html.split("id='tool-use'", 1)[1].split("</svg>", 1)[0]
@@ -119,3 +120,46 @@ def test_tool_use_bars_are_drawn_to_scale_and_magnitudes_read_plainly(tmp_path):
     page = Page()
     page.feed(html)
     assert [row[0] for row in page.tables["family, magnitude"][1:]] == ["ponzo 0", "ponzo 0.05"]
+
+
+def write_run(folder: Path, rows: list[dict]) -> Path:
+    (folder / "run.json").write_text(json.dumps({"task": 1}))
+    (folder / "results.jsonl").write_text("".join(json.dumps({"position": i, **r}) + "\n" for i, r in enumerate(rows)))
+    return write_report(folder)
+
+
+def probe(i: int, counterfactual: bool, magnitude: float, consistent: bool, **extra) -> dict:
+    """A Task I probe record whose answer asserts the illusory effect or not, phrased with either polarity."""
+    label = "yes" if i % 2 else "no"  # mixed polarity: the raw yes-rate says nothing about the bias
+    correct = consistent if counterfactual else not consistent
+    answer = label if correct else {"yes": "no", "no": "yes"}[label]
+    return {"id": f"s{i}", "family": "ebbinghaus", "counterfactual": counterfactual, "magnitude": magnitude,
+            "label": label, "answer": answer, "correct": correct, "agent": "main", **extra}
+
+
+def test_bias_table_and_psychometric_plot_show_illusion_consistent_rates_with_intervals(tmp_path):
+    rows = ([probe(i, False, 0.0, consistent=i < 6) for i in range(8)]  # genuine: 6 of 8 fooled
+            + [probe(10 + i, True, 0.1, consistent=i < 2) for i in range(4)]  # weak counterfactual: 2 of 4
+            + [probe(20 + i, True, 0.3, consistent=True) for i in range(4)]  # strong: 4 of 4
+            + [{"id": "f1", "family": "ebbinghaus", "counterfactual": False, "magnitude": 0.0, "label": "yes",
+                "answer": None, "agent": None, "correct": None, "error_kind": "auth"}])
+    html = write_run(tmp_path, rows).read_text()
+    genuine = re.search(r"<tr data-family='ebbinghaus'><td>ebbinghaus</td><td data-rate='([0-9.]+)'>([^<]+)", html)
+    assert float(genuine.group(1)) == 0.75 and genuine.group(2).startswith(rate(6, 8))
+    svg = html.split("class='psychometric' data-family='ebbinghaus'", 1)[1].split("</svg>", 1)[0]
+    points = re.findall(r"data-kind='(\w+)' data-magnitude='([0-9.]+)' data-rate='([0-9.]+)' data-n='(\d+)'", svg)
+    assert points == [("genuine", "0", "0.75", "8"), ("counterfactual", "0.1", "0.5", "4"),
+                      ("counterfactual", "0.3", "1", "4")]  # the failed sample is in none of them
+    assert "answered by main / rescue / failed</th><td>16 / 0 / 1" in html and "auth 1" in html
+
+
+def test_tool_use_counts_executed_calls_and_shows_refused_and_unknown_apart(tmp_path):
+    rows = [{"id": "a", "agent": "main", "answer": "yes", "tool_calls": ["crop"], "refused_calls": ["crop"],
+             "unknown_calls": ["zoom"]},
+            {"id": "b", "agent": "main", "answer": "no", "tool_calls": [], "refused_calls": ["draw_line"]}]
+    html = write_run(tmp_path, rows).read_text()
+    page = Page()
+    page.feed(html)
+    assert page.bars["tool-use"] == {"crop": 0.5}  # draw_line was refused every time: not in the chart
+    assert "<tr data-tool='draw_line'><td>draw_line</td><td>1</td><td>0</td></tr>" in html
+    assert "<tr data-tool='zoom'><td>zoom</td><td>0</td><td>1</td></tr>" in html

@@ -1,10 +1,17 @@
-"""The pre-router sends realistic challenge questions to the category whose strategy fits them."""
+"""The regex router sends realistic challenge questions to the category whose strategy fits them."""
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trompe_agents.illusion.router import categories, route
+from trompe_agents.illusion.cli import main
+from trompe_agents.illusion.router import TASK_TOOLS, categories, route, scores, tools_of
+from trompe_agents.illusion.router_report import evaluate, load_questions
 
 TASK1 = [
     ("Are the two orange circles in the centre the same size?", "size comparison"),
@@ -105,3 +112,84 @@ def test_generated_probe_questions_route_to_their_family_category(tmp_path):
     questions = {(s.question, s.category) for s in samples}
     wrong = [(q, c, route(q, 1).category) for q, c in questions if route(q, 1).category != expected[c]]
     assert len(questions) > 100 and not wrong, wrong[:5]
+
+
+# The paraphrase set: questions worded as a benchmark author or a user would ask them, with the category whose
+# strategy fits. Before the router was tuned on it, 295 of the first 313 were routed right (94.2%); a later
+# held-out batch of 33 scored 26 (79%) and was then added. Keep it growing with real wordings that fail.
+PARAPHRASES = Path(__file__).parent / "router_questions.jsonl"
+
+
+def test_paraphrase_set_covers_every_category_of_both_tasks():
+    rows = load_questions(PARAPHRASES)
+    per_category = Counter((r["task"], r["category"]) for r in rows)
+    assert len(rows) >= 300
+    assert set(per_category) == {(t, c) for t in (1, 2) for c in categories(t)}
+    assert min(per_category.values()) >= 14
+    assert len({r["question"] for r in rows}) == len(rows)  # no question counted twice
+
+
+def test_router_accuracy_on_the_paraphrase_set_is_at_least_95_percent_in_every_category():
+    report = evaluate(load_questions(PARAPHRASES))
+    assert report.accuracy >= 0.95, report.table()
+    low = {key: report.category_accuracy(*key) for key in report.total if report.category_accuracy(*key) < 0.95}
+    assert not low, report.table()  # so no category is unreachable by realistic wording either
+
+
+def test_cli_reports_accuracy_per_category(capsys):
+    assert main(["route", "--questions", str(PARAPHRASES), "--min-accuracy", "0.95"]) == 0
+    out = capsys.readouterr().out
+    for task in (1, 2):
+        for category in categories(task):
+            assert re.search(rf"^{task}\s+{re.escape(category)}\s+\d+\s+\d+\s+\d+\.\d%$", out, re.M), category
+    assert re.search(r"^all\s+\d{3}\s+\d{3}\s+\d+\.\d%$", out, re.M)
+
+
+def test_cli_min_accuracy_fails_the_command_and_lists_the_misses(tmp_path, capsys):
+    wrong = tmp_path / "wrong.jsonl"
+    wrong.write_text(json.dumps({"task": 1, "category": "line length", "question": "Are the lines straight?"})
+                     + "\n" + json.dumps({"task": 1, "category": "line length", "question": "Is A longer?"}) + "\n")
+    assert main(["route", "--questions", str(wrong), "--min-accuracy", "0.9"]) == 1
+    captured = capsys.readouterr()
+    assert "miss: task 1, expected 'line length', routed 'line straightness': Are the lines straight?" in captured.out
+    assert "accuracy 50.0% is below --min-accuracy 90.0%" in captured.err
+
+
+def test_cli_routes_one_question_and_names_its_cues(capsys):
+    question = "Is the person in the photograph actually touching the far-away landmark?"
+    assert main(["route", "--task", "2", question]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("category: forced perspective (score ") and "cue: " in out
+
+
+def test_cli_route_needs_a_question_or_a_file(tmp_path):
+    with pytest.raises(SystemExit, match="illusion-agent route: give either a QUESTION or --questions FILE"):
+        main(["route"])
+    with pytest.raises(SystemExit, match="--questions: no such file"):
+        main(["route", "--questions", str(tmp_path / "missing.jsonl")])
+
+
+@pytest.mark.parametrize("line, message", [
+    ("not json", "wrong.jsonl:1: expected a JSON object with task, category and question"),
+    ('{"task": 1, "category": "counting", "question": "How many?"}', "category must be one of size comparison"),
+])
+def test_cli_names_a_bad_question_line(tmp_path, line, message):
+    bad = tmp_path / "wrong.jsonl"
+    bad.write_text(line + "\n")
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        main(["route", "--questions", str(bad)])
+
+
+def test_ties_go_to_the_more_specific_category_not_the_earlier_one():
+    # counting (3: "how many") comes first in the prompt, but naming the devil's fork (4) is more specific.
+    ranked = scores("How many prongs does the devil's fork have?", 2)
+    assert [s.category.name for s in ranked[:2]] == ["impossible figure", "counting"]
+    # Equal total and strongest cue: the longer matched wording ("equally bright") beats "length".
+    ranked = scores("Is the grey bar equally bright along its whole length?", 1)
+    assert ranked[0].total == ranked[1].total and ranked[0].category.name == "colour comparison"
+
+
+def test_category_tools_stay_within_the_papers_tool_table():
+    for task in (1, 2):
+        for category in [*categories(task), "general"]:
+            assert set(tools_of(category, task)) <= set(TASK_TOOLS[task]), (task, category)

@@ -40,7 +40,7 @@ async def test_probe_run_through_fake_gemini_traces_images_and_scores(probes, tm
         backend = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
                                                           api_key="test", max_retries=0))
         async with ToolClient.in_process() as tools:
-            records = await run_samples(probes, backend, tools, AgentConfig(task=1),
+            records = await run_samples(probes, backend, tools, AgentConfig(task=1, router="regex"),
                                         RunOptions(out=out, concurrency=4, progress=False))
     assert len(vendor.requests) == 2 * len(probes)
     assert len(records) == len(probes) == len(read_results(out))
@@ -60,8 +60,9 @@ async def test_probe_run_through_fake_gemini_traces_images_and_scores(probes, tm
         assert np.array_equal(drawn[untouched], original[untouched])
         usage = record["usage"]
         assert (usage["input_tokens"], usage["output_tokens"], usage["reasoning_tokens"]) == (200, 40, 10)
-        price_in, price_out = PRICES["gemini-3-flash-preview"]
-        assert abs(record["cost"] - (200 * price_in + 50 * price_out) / 1e6) < 1e-12
+        price = PRICES["gemini-3-flash-preview"]  # cached prompt tokens are billed at the cache-read rate
+        expected = (180 * price.input + usage["cached_tokens"] * price.cache_read + 50 * price.output) / 1e6
+        assert usage["cached_tokens"] == 20 and abs(record["cost"] - expected) < 1e-12
     assert {s.answer for s in probes} == {"yes", "no"}  # both outcomes were really scored
     meta = read_meta(out)
     assert meta["backend"] == "gemini" and meta["normalize"] is False and set(meta["prompts"]) >= {"task1"}
@@ -132,11 +133,11 @@ async def test_concurrency_bounds_samples_in_flight_and_rate_limit_spaces_reques
         return reply
 
     async with ToolClient.in_process() as tools:
-        await run_samples(probes, FunctionBackend(tracked), tools, AgentConfig(task=1),
+        await run_samples(probes, FunctionBackend(tracked), tools, AgentConfig(task=1, router="regex"),
                           RunOptions(out=tmp_path / "a", concurrency=3, progress=False))
         assert peak == 3
         starts.clear()
-        await run_samples(probes[:3], FunctionBackend(tracked), tools, AgentConfig(task=1),
+        await run_samples(probes[:3], FunctionBackend(tracked), tools, AgentConfig(task=1, router="regex"),
                           RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False))
     gaps = [b - a for a, b in zip(sorted(starts), sorted(starts)[1:])]
     assert len(starts) == 6 and min(gaps) >= 0.045  # 1200 requests/min: one every 50 ms, across all samples

@@ -266,7 +266,15 @@ def circle_colours(probe: Probe) -> Measured:
 
 def strip_edges(probe: Probe) -> Measured:
     """Compare where a row's value changes with where the tick marks below the strips are."""
-    arr = pixels(probe)[..., 0]
+    return _strip_edges(pixels(probe)[..., 0])
+
+
+def strip_edges_horizontal(probe: Probe) -> Measured:
+    """The same, down a column of horizontal strips with the ticks on their right."""
+    return _strip_edges(pixels(probe)[..., 0].T)
+
+
+def _strip_edges(arr: np.ndarray) -> Measured:
     row = arr[arr.shape[0] // 3]
     changes = set(np.flatnonzero(np.diff(row) != 0) + 1)
     tick_rows = [r for r in range(arr.shape[0]) if (arr[r] == 0).any() and (arr[r] > 0).mean() > 0.5]
@@ -295,6 +303,7 @@ MEASURE = {
     "cornsweet": plateau_shades,
     "colour_circles": circle_colours,
     "chevreul": strip_edges,
+    "chevreul_horizontal": strip_edges_horizontal,
 }
 
 # How unequal two measured sizes/lengths may be and still count as equal (pixels blur ~1%), and how close the

@@ -30,6 +30,9 @@ from trompe_server import (
 
 EXAMPLE_PLUGIN = Path(__file__).parent / "example_plugin"
 SERVER = str(Path(sys.executable).with_name("trompe-server"))
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",  # an MCP client's first request
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "test", "version": "0"}}}
 
 
 # A test plugin registered programmatically (ServerConfig.extra_plugins) -------------------------------

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
-import time
 
 import pytest
 from trompe_server.cli import main
 
-from serverkit import SERVER, env_with
+from serverkit import INITIALIZE, SERVER, env_with
 
 
 @pytest.mark.parametrize("port", ["70000", "65536", "-1", "http"])
@@ -36,10 +36,12 @@ def test_root_with_a_tilde_is_the_home_folder(tmp_path, monkeypatch, capsys):
 def test_ctrl_c_stops_the_stdio_server_and_removes_its_spill_folder(tmp_path):
     """The start-up line says "Ctrl-C to stop"; a thread blocked reading stdin must not keep it alive."""
     proc = subprocess.Popen([SERVER], env=env_with(TMPDIR=str(tmp_path)), stdin=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "Ctrl-C to stop" in proc.stderr.readline()
-        time.sleep(0.5)  # the handler is installed just before the start-up line; let the loop start too
+        proc.stdin.write(json.dumps(INITIALIZE) + "\n")  # answered only once the loop serves requests
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
         assert not list(tmp_path.glob("trompe-spill-*"))

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import struct
+import subprocess
+import threading
 import zlib
 
 import numpy as np
@@ -13,7 +16,7 @@ import pytest
 from PIL import Image
 
 from imagekit import data_url, gradient, png_bytes
-from serverkit import same_pixels
+from serverkit import SERVER, env_with, same_pixels
 from trompe_server.limits import Limits
 
 
@@ -224,3 +227,90 @@ async def test_failed_add_image_leaves_session_unchanged(client, open_image, tmp
         result = await client.call_tool("add_image", {"session": session, "source": source, "name": "extra"})
         assert result.is_error
     assert (await client.call_tool("list_images", {"session": session})).structured_content == before
+
+
+async def test_truncated_jpeg_with_an_end_marker_is_refused(client):
+    """Pillow fills a scan cut short (then closed with an end marker) with grey and reports nothing."""
+    rng = np.random.default_rng(0)
+    whole = encode(Image.fromarray(rng.integers(0, 255, (70, 70, 3), dtype=np.uint8)).resize((7000, 7000)), "JPEG")
+    text = await error_text(client, as_data_url(whole[:631] + b"\xff\xd9", "image/jpeg"))
+    assert "source: image data is truncated or corrupt (Corrupt JPEG data" in text
+
+
+async def test_nul_byte_in_a_path_is_named(client):
+    text = await error_text(client, "photo\x00.png")
+    assert "source: contains a NUL character; accepted: a file path under the roots" in text
+
+
+def test_a_path_swapped_for_a_link_never_reads_the_outside_file(tmp_path):
+    """A symlink swapped in between the check and the open must not be followed (the filer saw 70 in 5,106)."""
+    from trompe_server.errors import ToolInputError
+    from trompe_server.imageio import read_source
+
+    root, outside = tmp_path / "root", tmp_path / "secret.png"
+    root.mkdir()
+    outside.write_bytes(b"outside " * 64)
+    inside = root / "real.png"
+    inside.write_bytes(b"inside " * 64)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            for make in (lambda p: os.symlink(outside, p), lambda p: os.link(inside, p)):
+                make(root / "next")
+                os.replace(root / "next", root / "swap.png")
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    try:
+        read = []
+        for _ in range(3000):
+            try:
+                read.append(read_source("swap.png", [root], 1 << 20))
+            except ToolInputError:
+                pass
+    finally:
+        stop.set()
+        swapper.join()
+    assert read and all(data == inside.read_bytes() for data in read)
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e309"])
+def test_non_finite_numbers_on_the_wire_are_argument_errors(tmp_path, value):
+    """JSON parsers accept NaN and Infinity and read 1e309 as infinity; the box must be refused by name."""
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    wire = "\n".join(json.dumps(line) for line in lines) + "\n"
+    call = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "crop", "arguments": '
+            '{"session": "s_x", "image": "original", "box": [0, 0, ' + value + ', 5]}}}\n')
+    done = subprocess.run([SERVER, "--root", str(tmp_path)], input=wire + call, capture_output=True, text=True,
+                          timeout=60, env=env_with())
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    result = next(r["result"] for r in replies if r.get("id") == 2)
+    assert result["isError"]
+    assert "box[2]:" in result["content"][0]["text"] and "is not a finite number; accepted: a list of 4 numbers" \
+        in result["content"][0]["text"]
+    assert "Traceback" not in done.stderr
+
+
+async def test_huge_rgb_components_are_argument_errors(client, open_image):
+    session = await open_image()
+    result = await client.call_tool("draw_rectangle", {"session": session, "image": "original", "box": [1, 1, 9, 9],
+                                                       "color": "rgb(99999999999999999999,0,0)"})
+    assert result.is_error
+    assert "color: 'rgb(99999999999999999999,0,0)' has a component outside 0 to 255" in result.content[0].text
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"box": [1, 2, 3]}, "box: has 3 items, needs at least 4 items; accepted: a list of 4 numbers ([x0, y0, x1, y1]"),
+    ({"box": "wide"}, "box: 'wide' is not a list; accepted: a list of 4 numbers"),
+    ({"box": [0, 0, 9, 9], "zoom": "big"}, "zoom: 'big' is not a number; accepted: a number (enlargement factor"),
+    ({}, "box: missing; accepted: a list of 4 numbers"),
+])
+async def test_schema_errors_name_the_argument_and_what_is_accepted(client, open_image, arguments, message):
+    session = await open_image()
+    result = await client.call_tool("crop", {"session": session, "image": "original", **arguments})
+    text = result.content[0].text
+    assert result.is_error and message in text, text
+    assert "pydantic" not in text and "\n" not in text

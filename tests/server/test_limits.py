@@ -14,7 +14,7 @@ from imagekit import data_url, gradient
 from serverkit import same_pixels
 from trompe_server.cli import build_parser, config_from_args
 from trompe_server.limits import GiB, MiB, Limits, format_limit
-DOC = Path(__file__).parents[2] / "README.md"
+DOC = Path(__file__).parents[2] / "docs" / "server.md"
 
 
 async def open_with(client, im=None) -> str:
@@ -48,6 +48,14 @@ async def test_max_pixels_refuses_input(make_app):
         assert result.is_error and "64x48 = 3072 pixels, over the 1000 pixel limit" in result.content[0].text
 
 
+async def test_an_image_of_exactly_max_pixels_is_kept(make_app):
+    async with Client(make_app(Limits(max_pixels=64 * 48)).mcp) as client:
+        session = await open_with(client)  # 64x48: exactly at the limit, input and output alike
+        assert (await crop(client, session)).structured_content["image"] == "img_001"
+        refused = await crop(client, session, box=(0, 0, 33, 24), zoom=2)  # 66x48
+        assert refused.is_error and "over the 3072 pixel limit (max_pixels)" in refused.content[0].text
+
+
 async def test_max_images_per_session(make_app):
     async with Client(make_app(Limits(max_images=3)).mcp) as client:
         session = await open_with(client)
@@ -78,6 +86,19 @@ async def test_max_sessions_evicts_least_recently_used(make_app):
             assert not (await client.call_tool("list_images", {"session": alive})).is_error
 
 
+async def test_the_one_client_of_an_in_process_server_is_not_held_to_a_per_client_quota(make_app):
+    """An agent running many samples at once through its own server must not evict its own sessions; the
+    per-client quota shares an HTTP server between clients (tested there), the server-wide cap still holds."""
+    async with Client(make_app(Limits(max_sessions_per_client=2, max_sessions=4)).mcp) as client:
+        sessions = [await open_with(client) for _ in range(4)]
+        for alive in sessions:
+            assert not (await client.call_tool("list_images", {"session": alive})).is_error
+        fifth = await open_with(client)
+        gone = await client.call_tool("list_images", {"session": sessions[0]})
+        assert gone.is_error and f"expired session {sessions[0]!r}" in gone.content[0].text
+        assert not (await client.call_tool("list_images", {"session": fifth})).is_error
+
+
 async def test_idle_sessions_expire(make_app):
     async with Client(make_app(Limits(idle_timeout=0.2)).mcp) as client:
         session = await open_with(client)
@@ -94,11 +115,11 @@ async def test_memory_budget_spills_to_disk_and_keeps_pixels(make_app):
         for i in range(12):
             assert not (await crop(client, session, (i, 0, 64, 48))).is_error
             assert app.registry.bytes_in_memory <= 3 * one
-        assert len(list(app.registry._pixels._dir.iterdir())) >= 9
+        assert len(list(app.registry.storage.spill_dir.iterdir())) >= 9
         for i in range(12):  # spilled images come back exact
             assert same_pixels(app.registry.load(session, f"img_{i + 1:03d}"), gradient().crop((i, 0, 64, 48)))
         await client.call_tool("close_session", {"session": session})
-        assert app.registry.bytes_in_memory == 0 and not list(app.registry._pixels._dir.iterdir())
+        assert app.registry.bytes_in_memory == 0 and not list(app.registry.storage.spill_dir.iterdir())
 
 
 async def test_max_inputs(test_app):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,50 @@ def test_extra_plugins_register_programmatically_and_conflicts_name_both():
 
 def test_readme_plugin_example_is_the_tested_package():
     """The README's plugin listing must be exactly the package the discovery tests install."""
-    doc = (Path(__file__).parents[2] / "README.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
     example = Path(__file__).parent / "example_plugin"
     for name, fence in (("pyproject.toml", "toml"), ("trompe_posterize/__init__.py", "python")):
         assert f"`{name}`:\n\n```{fence}\n{(example / name).read_text()}```" in doc, name
+
+
+def fake_package(tmp_path: Path, name: str, source: str) -> Path:
+    package = tmp_path / "src" / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(source)
+    return package
+
+
+def test_third_party_entry_point_named_like_a_builtin_is_refused_naming_both(tmp_path):
+    """A distribution registering `draw` once silently replaced the core tools."""
+    package = fake_package(tmp_path, "evil_draw", "")
+    site = install_distribution(tmp_path / "site", "evil-draw", {"draw": "evil_draw"}, package)
+    done = server("--list-tools", site=site)
+    assert done.returncode != 0 and not done.stdout
+    assert ("plugin name 'draw' (trompe.tools) is claimed by two distributions: trompe (trompe_draw) and "
+            "evil-draw (evil_draw)") in done.stderr or ("claimed by two distributions: evil-draw (evil_draw) and "
+                                                        "trompe (trompe_draw)") in done.stderr
+
+
+def test_a_plugin_that_fails_to_import_is_skipped_with_a_warning(tmp_path):
+    package = fake_package(tmp_path, "trompe_broken", "import no_such_module_anywhere\n")
+    site = install_distribution(tmp_path / "site", "trompe-broken", {"broken": "trompe_broken"}, package)
+    done = server("--list-tools", site=site)
+    assert done.returncode == 0, done.stderr
+    assert "crop" in done.stdout.split()
+    assert ("trompe: skipping plugin 'broken' (trompe_broken) failed to import: ModuleNotFoundError" in done.stderr
+            and "set --strict-plugins (or TROMPE_STRICT_PLUGINS=1) to stop instead" in done.stderr)
+    strict = server("--list-tools", "--strict-plugins", site=site)
+    assert strict.returncode != 0 and "plugin 'broken' (trompe_broken) failed to import" in strict.stderr
+
+
+def test_clash_message_names_the_setting_of_the_command_that_printed_it(tmp_path):
+    """Agents build the server in-process and have no --plugins: they must be told TROMPE_PLUGINS."""
+    package = fake_package(tmp_path, "trompe_clash", "from trompe_server import hookimpl\n\n\n"
+                           "def crop(ctx, image: str):\n    \"\"\"Another crop.\"\"\"\n\n\n"
+                           "@hookimpl\ndef register_tools(register):\n    register(crop)\n")
+    site = install_distribution(tmp_path / "site", "trompe-clash", {"clash": "trompe_clash"}, package)
+    embedded = subprocess.run([sys.executable, "-c", "from trompe_server.app import create_app; create_app()"],
+                              env=env_with(site), capture_output=True, text=True, timeout=120)
+    assert "load only one of them with the TROMPE_PLUGINS environment variable" in embedded.stderr
+    assert "--plugins" not in embedded.stderr
+    assert "load only one of them with --plugins (or TROMPE_PLUGINS)" in server("--list-tools", site=site).stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
+import time
 
 import pytest
 from mcp import Client, MCPError
@@ -30,9 +32,11 @@ async def test_open_session_returns_ids_and_size(client):
 async def test_session_ids_are_unguessable_and_distinct(client, open_image):
     ids = {await open_image() for _ in range(5)}
     assert len(ids) == 5
+    assert all(re.fullmatch(r"s_[A-Za-z0-9_-]{24,}", i) for i in ids)  # 18 random bytes or more
 
 
 async def test_add_list_view_close(client, open_image):
+    started = time.time()
     session = await open_image(name="image_1")
     added = await client.call_tool("add_image", {"session": session, "source": data_url(gradient(10, 20)),
                                                  "name": "image_2"})
@@ -44,8 +48,12 @@ async def test_add_list_view_close(client, open_image):
     images = {i["id"]: i for i in listing.structured_content["images"]}
     assert list(images) == ["image_1", "image_2", "img_001"]
     assert images["img_001"]["operation"] == "crop"
+    source = data_url(gradient(10, 20))
+    assert images["image_2"]["operation"] == "input" and images["image_2"]["parents"] == []
+    assert images["image_2"]["arguments"] == {"source": f"<inline image, {len(source)} characters>"}
     assert images["img_001"]["parents"] == ["image_2"]
     assert images["img_001"]["arguments"] == {"image": "image_2", "box": [0, 0, 5, 5], "zoom": 1}
+    assert started <= images["image_1"]["created"] <= images["img_001"]["created"] <= time.time()  # when made
     assert "img_001 5x5 crop of image_2" in listing.content[0].text
 
     viewed = await client.call_tool("view_image", {"session": session, "image": "image_2"})
@@ -136,14 +144,18 @@ async def test_default_preview_side_is_1568(client, open_image):
 @pytest.mark.parametrize("name", ["img_001", "1abc", "", "a/b", "x" * 65])
 async def test_bad_input_names_are_refused(client, name):
     result = await client.call_tool("open_session", {"source": data_url(gradient()), "name": name})
-    assert result.is_error and "name:" in result.content[0].text
+    assert result.is_error
+    assert result.content[0].text.endswith(f"name: {name!r} is not allowed; use 1-64 letters, digits, '_', '-' or "
+                                           "'.', starting with a letter, and not img_NNN (reserved for tool outputs)")
 
 
 async def test_duplicate_input_name_is_refused(client, open_image):
     session = await open_image()
     result = await client.call_tool("add_image", {"session": session, "source": data_url(gradient()),
                                                   "name": "original"})
-    assert result.is_error and "'original' already exists" in result.content[0].text
+    assert result.is_error and "name: 'original' already exists in this session" in result.content[0].text
+    listing = await client.call_tool("list_images", {"session": session})
+    assert [i["id"] for i in listing.structured_content["images"]] == ["original"]  # the first one is kept
 
 
 async def test_unknown_image_error_lists_known_ids(client, open_image):
@@ -151,6 +163,11 @@ async def test_unknown_image_error_lists_known_ids(client, open_image):
     result = await client.call_tool("crop", {"session": session, "image": "img_007", "box": [0, 0, 4, 4]})
     assert result.is_error
     assert "image: unknown image 'img_007'; this session has: original" in result.content[0].text
+    await client.call_tool("crop", {"session": session, "image": "original", "box": [0, 0, 4, 4]})
+    result = await client.call_tool("crop", {"session": session, "image": "img_007", "box": [0, 0, 4, 4]})
+    assert result.content[0].text.endswith("this session has: original, img_001")
+    viewed = await client.call_tool("view_image", {"session": session, "image": "img_002"})
+    assert viewed.is_error and "image: unknown image 'img_002'" in viewed.content[0].text
 
 
 async def test_tools_carry_plugin_and_tags(client):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import io
 import subprocess
-import time
 
 import httpx2
 import numpy as np
@@ -31,7 +30,14 @@ async def exercise(client: Client) -> None:
     assert same_pixels(Image.open(io.BytesIO(base64.b64decode(blob))), gradient().crop((8, 8, 40, 24)))
     bad = await client.call_tool("crop", {"session": session, "image": "original", "box": [40, 8, 8, 24]})
     assert bad.is_error and "box:" in bad.content[0].text
-    assert not (await client.call_tool("list_images", {"session": session})).is_error
+    listing = await client.call_tool("list_images", {"session": session})
+    assert [i["id"] for i in listing.structured_content["images"]] == ["original", "img_001"]  # no gap, no stray
+    for outside in ("../photo.png", "/etc/passwd"):  # path checks hold whichever transport carries the call
+        refused = await client.call_tool("open_session", {"source": outside})
+        assert refused.is_error and f"source: {outside!r} is outside the allowed roots" in refused.content[0].text
+    await client.call_tool("close_session", {"session": session})
+    closed = await client.call_tool("list_images", {"session": session})
+    assert closed.is_error and f"unknown, closed or expired session {session!r}" in closed.content[0].text
 
 
 async def test_stdio_server_with_an_installed_third_party_plugin(tmp_path, example_site):
@@ -128,9 +134,7 @@ def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
         if transport == "http":
             wait_for_port(port, proc)
         else:
-            while not list(tmp_path.glob("trompe-spill-*")) and proc.poll() is None:
-                time.sleep(0.05)
-            time.sleep(0.5)  # the SIGTERM handler is installed just after the registry
+            assert "serving" in proc.stderr.readline()  # the banner comes after the SIGTERM handler is installed
         assert list(tmp_path.glob("trompe-spill-*")), "the server did not create its spill folder"
         proc.terminate()
         assert proc.wait(timeout=30) == 0

@@ -51,8 +51,9 @@ def _code_for(idea: str) -> str:
     return "def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n"
 
 
-APE_REWRITES = ["Look at the left half first. {question}", "Answer about the left side only: {question}",
-                "Be careful with positions."]  # the last lacks {question}: the question must be appended
+APE_REWRITES = ["Crop the image before you answer; reply with only a JSON object {\"answer\": \"...\"}.",
+                "Look at the left half first with the crop tool, then answer in JSON.",
+                "Be careful with positions; use a tool, then answer in JSON."]  # SketchPad system-prompt rewrites
 
 
 def _variation(text: str) -> str:
@@ -63,9 +64,9 @@ def _variation(text: str) -> str:
 
 def explorer(messages: list[Message], tools) -> str:
     text = messages[0].text
-    if "You improve a text prompt" in text:
-        fresh = [p for p in APE_REWRITES if p not in text.split("## Prompts tried", 1)[-1]]
-        return json.dumps({"prompts": fresh[:1] or ["{question}"]})
+    if "You improve the system prompt of a tool-using agent" in text:
+        fresh = [p for p in APE_REWRITES if p[:40] not in text.split("## Prompts tried", 1)[-1]]
+        return json.dumps({"prompts": fresh[:1] or ["Use the tools, then answer."]})
     if "You are the Ideator" in text:
         count = int(re.search(r"Propose (\d+) new idea", text).group(1))
         fresh = [i for i in IDEAS if i[0] not in text][:count + 1]
@@ -98,3 +99,22 @@ def target(messages: list[Message], tools):
     if len(last.images) == 1 and narrow:
         return "{yes}" if _has_red(narrow[0].data) else "{no}"
     return "{yes}"
+
+
+def broken_ideator(messages: list[Message], tools) -> str:
+    """As explorer, but the Ideator never answers with JSON (so no idea ever comes)."""
+    if "You are the Ideator" in messages[0].text:
+        return "I have many ideas but cannot put them in JSON."
+    return explorer(messages, tools)
+
+
+def twice_engineer(messages: list[Message], tools) -> str:
+    """As explorer, but every program asks the LVLM twice: the left half first, then the whole image."""
+    if "You are the Engineer" in messages[0].text:
+        return json.dumps({"code": CODE_TWICE, "prompt": "{question}"})
+    return explorer(messages, tools)
+
+
+CODE_TWICE = ("def main(images, question):\n    left = crop(images[0], [0, 0, 32, 32])\n"
+              "    first = ask_lvlm([left], 'Is there a red square in this image? {yes/no}')\n"
+              "    ask_lvlm(images, PROMPT.replace('{question}', question))\n    return first\n")

@@ -8,6 +8,7 @@ against what the servers reported.
 
 from __future__ import annotations
 
+import pytest
 import base64
 import json
 
@@ -17,6 +18,8 @@ from trompe_agents.messages import ImagePart, Message, TextPart
 from trompe_agents.sevex.cli import main
 from trompe_agents.sevex.show import render
 from trompe_agents.testing import FakeVendor, Reply, Tokens
+
+pytestmark = pytest.mark.os_sandbox  # runs generated code through the OS sandbox
 
 TOKENS = {"ideator": Tokens(1000, 50, 7), "engineer": Tokens(2000, 300, 11), "analyst": Tokens(1500, 120, 13),
           "target": Tokens(400, 5, 0)}
@@ -88,7 +91,7 @@ def test_tokens_per_role_stage_iteration_and_sample_match_the_vendors(tmp_path, 
         best = json.loads((run / "best" / "meta.json").read_text())
         asked_before = len(target.requests)
         capsys.readouterr()
-        assert main(["apply", str(run), "--dataset", str(dev_set), *servers[8:]]) == 0
+        assert main(["apply", str(run), "--dataset", str(dev_set), "--include-dev", *servers[8:]]) == 0
         printed = capsys.readouterr().out
     lines = [json.loads(line) for line in (run / "apply-probes.jsonl").open()]
     per_sample = (len(target.requests) - asked_before) // len(lines)

@@ -1,4 +1,5 @@
-"""Generated code runs in a locked-down child process: escapes and runaway programs fail cleanly."""
+"""Generated code runs in a sandboxed child process: the API round trip, the second (Python) layer's clear errors,
+runtime limits, cancellation, and the frame protocol. Attacks on the OS layer: test_sandbox_attacks.py."""
 
 import asyncio
 import os
@@ -7,15 +8,22 @@ import time
 from pathlib import Path
 
 import pytest
+from attack_programs import UNGUARD
+from hypothesis import given
+from hypothesis import strategies as st
+from sandbox_support import require_os_sandbox
 
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
+from trompe_agents.sevex import sandbox_frames as frames
+from trompe_agents.sevex.isolation.none import NoIsolation
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker, _checked
 
 API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
 
 
 @pytest.fixture
 async def sandbox():
-    box = Sandbox(SandboxLimits(wall_seconds=10, cpu_seconds=2, memory_bytes=512 * 1024 * 1024), warm=1)
+    box = Sandbox(SandboxLimits(wall_seconds=10, cpu_seconds=2, memory_bytes=512 * 1024 * 1024), warm=1,
+                  isolation=require_os_sandbox())
     yield box
     await box.close()
 
@@ -49,14 +57,18 @@ async def test_program_calls_back_the_api_and_returns_its_answer(sandbox):
      "os = real.__closure__[0].cell_contents('os')\nreturn os.listdir('/')", "forbidden", "os.listdir"),
     ("cells = [c.cell_contents for c in crop.__closure__]\n"
      "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
-     "pipe = next(c.cell_contents for c in send.__closure__ if hasattr(c.cell_contents, 'write'))\n"
-     "pipe.write('not json\\n')\npipe.flush()\nreturn 'x'", "forbidden", "wrote to the sandbox's channel"),
+     "pipe = next(c.cell_contents for c in send.__closure__ if hasattr(c.cell_contents, 'raw'))\n"
+     "pipe.write(b'\\x00\\x00\\x00\\x08not json')\npipe.flush()\nreturn 'x'", "forbidden",
+     "wrote to the sandbox's channel"),
     ("cells = [c.cell_contents for c in crop.__closure__]\n"
      "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
-     "send({'type': 'call', 'name': ['crop'], 'args': 1})\nreturn 'x'", "forbidden", "wrote to the sandbox's channel"),
+     "send({'type': 'call', 'name': ['crop'], 'args': 1}, 'x')\nreturn 'x'", "forbidden",
+     "wrote to the sandbox's channel"),
     ("while True:\n    pass", "timeout", "CPU time limit"),
     ("x = bytearray(2 * 1024 ** 3)\nreturn len(x)", "memory", "memory limit"),
     ("return 1 / 0", "exception", "ZeroDivisionError"),
+    ("raise SystemExit(3)", "exception", "SystemExit"),
+    ("return 'x' * (17 * 1024 * 1024)", "oversize", "the answer: a message of 17,825,"),
 ])
 async def test_escapes_and_runaway_programs_fail_cleanly(sandbox, body, kind, says):
     result = await run(sandbox, body)
@@ -74,7 +86,7 @@ async def test_program_may_use_its_own_folder_and_allowed_modules(sandbox):
 
 
 async def test_wall_clock_limit_stops_a_program_waiting_on_calls():
-    box = Sandbox(SandboxLimits(wall_seconds=0.5, cpu_seconds=5))
+    box = Sandbox(SandboxLimits(wall_seconds=0.5, cpu_seconds=5), isolation=require_os_sandbox())
 
     async def slow(args):
         import asyncio
@@ -125,7 +137,7 @@ def sandbox_folders() -> set[Path]:
 async def test_cancelled_runs_and_close_leave_no_process_or_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # folders of other test runs on the machine don't count
     before = sandbox_folders()
-    box = Sandbox(SandboxLimits(wall_seconds=30), warm=2)
+    box = Sandbox(SandboxLimits(wall_seconds=30), warm=2, isolation=require_os_sandbox())
 
     async def forever(args):
         await asyncio.sleep(60)
@@ -146,7 +158,50 @@ async def test_cancelled_runs_and_close_leave_no_process_or_folder(tmp_path, mon
 
 
 async def test_a_warm_worker_whose_parent_goes_away_removes_its_folder():
-    worker = await Worker.start(SandboxLimits())
+    """--sandbox none works in a host folder; bubblewrap's tmpfs needs no cleaning."""
+    worker = await Worker.start(NoIsolation(), SandboxLimits())
     worker.process.stdin.close()  # what the child sees when the parent is killed: end of input, no job
     assert await asyncio.wait_for(worker.process.wait(), 10) == 0
-    assert not worker.folder.exists()
+    assert not worker.launch.folder.exists()
+
+
+async def test_sandbox_none_runs_programs_without_isolation(tmp_path):
+    """Trusted code only: with the guard switched off, a program reads this user's files."""
+    (tmp_path / "notes.txt").write_text("host file")
+    code = UNGUARD + f"def main(images, question):\n    return open('{tmp_path}/notes.txt').read()"
+    async with Sandbox(SandboxLimits(wall_seconds=10), isolation=NoIsolation()) as box:
+        result = await box.run(code, "", [], "", API, {"crop": None})
+    assert result.kind == "ok" and result.answer == "host file"
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                      max_size=4), max_leaves=20)
+
+
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6))
+def test_frames_round_trip_any_json_object(message):
+    data = frames.encode(message)
+    assert frames.body_size(data[:4]) == len(data) - 4 and frames.decode(data[4:]) == message
+
+
+@given(st.binary(max_size=200) | json_values.map(lambda v: frames.encode({"type": "done", "answer": v})[4:]))
+def test_whatever_a_child_writes_is_a_message_or_a_frame_error(body):
+    """The parent's check never raises anything else, and accepts only well-formed messages."""
+    try:
+        message = _checked(frames.decode(body))
+    except frames.FrameError:
+        return
+    assert message["type"] in ("done", "error", "call")
+
+
+def test_a_header_over_the_cap_is_refused_before_the_body_is_read():
+    with pytest.raises(frames.FrameTooLarge, match="4,294,967,295 bytes is over the sandbox's limit"):
+        frames.body_size(b"\xff\xff\xff\xff")
+
+
+async def test_a_job_over_the_frame_cap_fails_its_sample(sandbox):
+    result = await sandbox.run("def main(images, question):\n    return 'x'", "P" * (17 * 1024 * 1024), [], "",
+                               API, {})
+    assert result.kind == "oversize" and "the job (code, prompt and question) is too large" in result.error
+    assert (await run(sandbox, "return 'fine'")).answer == "fine"

@@ -26,6 +26,8 @@ from trompe_agents.sevex.tasks import get_task
 from trompe_agents.testing.dataset_files import write_blindtest, write_blink
 from trompe_agents.toolclient import ToolClient
 
+pytestmark = pytest.mark.os_sandbox  # runs generated code through the OS sandbox
+
 BLINDTEST_TASKS = ["LineIntersections", "CircledLetter", "SubwayMap", "OverlappingShapes", "NestedSquares",
                    "CountingRowsAndColumns"]
 BLINK_TASKS = ["Jigsaw", "Relative_Depth", "Spatial_Relation"]

@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from ..messages import Message, ToolSchema, Turn
+from .catalogue import DEFAULT_KEEP_ROUNDS
 
 
 class BackendError(RuntimeError):
-    """A backend failed for good (after retries); the message says what the user can do."""
+    """A backend failed for good (after retries); the message says what the user can do, `kind` what failed."""
+
+    def __init__(self, message: str, kind: str = "backend"):
+        super().__init__(message)
+        self.kind = kind  # auth, not_found, connection, quota, rate_limit, ... (backends/error_kinds.py)
 
 
 class MissingCredentials(BackendError):
@@ -44,7 +49,8 @@ class BackendOptions:
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
                  max_retries: int = 4, retry_cap: float = 60.0, timeout: float = 120.0,
                  fallback_models: list[str] | None = None, record: str | None = None,
-                 extra: dict[str, Any] | None = None):
+                 extra: dict[str, Any] | None = None, thinking: str | None = None,
+                 image_format: str = "auto", keep_images: int | None = DEFAULT_KEEP_ROUNDS):
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
@@ -54,3 +60,6 @@ class BackendOptions:
         self.fallback_models = fallback_models or []
         self.record = record  # cassette path: record every request/response of this backend
         self.extra = extra or {}
+        self.thinking = thinking  # off, low, medium, high; None: the vendor's default
+        self.image_format = image_format  # auto, png, jpeg, webp
+        self.keep_images = keep_images  # rounds whose images are re-sent; None: every image every round

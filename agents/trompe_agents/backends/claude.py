@@ -1,8 +1,16 @@
 """`claude`: Anthropic's Messages API; tool-result images go back natively inside `tool_result` blocks.
 
-Temperature: `messages.create` has no temperature parameter, so it travels in `extra_body` (default 0; set
-`extra["temperature"] = None` to send none). Models that refuse it answer 400; the backend then drops it for the
-rest of the run and records that in `Turn.sent`. `extra["anthropic_version"]` overrides the API version header.
+Temperature: `messages.create` has no temperature parameter, so it travels in `extra_body`, and only where it is
+accepted: API version 2026-10-21 (the SDK's default) answers 400 to any sampling parameter on every model, and
+Sonnet 5 and later refuse one on any version; so 0 goes only with `extra["anthropic_version"] = "2023-06-01"` to a
+model the catalogue says takes it. `extra["temperature"]` forces a value (or None).
+A model that still refuses it answers 400; the backend then drops it for the rest of the run and records that in
+`Turn.sent`. `extra["anthropic_version"]` overrides the API version header.
+
+Prompt caching: `cache_control` marks the end of the system prompt, of the tool list and of the first user turn
+(the question and its images), the part every round repeats unchanged; `extra["prompt_cache"] = false` turns it
+off. Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_config.effort`, older ones a
+`budget_tokens`; `max_tokens` grows by the thinking budget either way.
 """
 
 from __future__ import annotations
@@ -14,9 +22,15 @@ import anthropic
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
+from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
 from .retry import Failure, Sleep
-from .vendor import VendorBackend, api_key, b64, http_failure, json_schema_strict, parts_of, result_text, system_text
+from .error_kinds import anthropic_failure, transport_failure
+from .vendor import VendorBackend, api_key, b64, json_schema_strict, parts_of, result_text, system_text
 from .vendor import tool_call as neutral_call
+
+
+CACHE = {"cache_control": {"type": "ephemeral"}}
+SAMPLING_REMOVED = "2026-10-21"  # the first API version that refuses temperature, top_p and top_k
 
 
 def _image(image: ImagePart) -> dict[str, Any]:
@@ -41,7 +55,7 @@ class ClaudeBackend(VendorBackend):
     """Claude through the official async SDK, with our retry policy instead of the SDK's."""
 
     name = "claude"
-    default_model = "claude-sonnet-4-6"
+    default_model = default_model("claude")
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.version = options.extra.get("anthropic_version")
@@ -77,24 +91,59 @@ class ClaudeBackend(VendorBackend):
 
     def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
-        request: dict[str, Any] = {"model": model, "max_tokens": max_output_tokens,
-                                   "messages": self.to_messages(messages)}
+        info = self.info(model)
+        max_tokens = self.output_budget(model, max_output_tokens)
+        request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": self.to_messages(messages)}
+        cache = bool(self.options.extra.get("prompt_cache", True))
         if system := system_text(messages):
-            request["system"] = system
+            request["system"] = [{"type": "text", "text": system, **(CACHE if cache else {})}]
         if tools:
             request["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                 for t in tools]
+            if cache:
+                request["tools"][-1].update(CACHE)
+        if cache and request["messages"] and request["messages"][0]["content"]:
+            request["messages"][0]["content"][-1].update(CACHE)
+        output: dict[str, Any] = {}
         native = self.native_final(final_schema, json_schema_strict(final_schema or {}))
         if native:
-            request["output_config"] = {"format": {"type": "json_schema", "schema": final_schema}}
-        if self.temperature is not None:
-            request["extra_body"] = {"temperature": self.temperature}
-        sent = {"model": model, "max_tokens": max_output_tokens, "temperature": self.temperature,
-                "temperature_via": "extra_body" if self.temperature is not None else "not sent",
-                "final_format": "native" if native else "parser"}
+            output["format"] = {"type": "json_schema", "schema": final_schema}
+        thinking = self.thinking_request(info, request, output)
+        temperature = None if thinking.get("type") in ("enabled", "adaptive") else self.temperature_for(model)
+        if output:
+            request["output_config"] = output
+        if temperature is not None:
+            request["extra_body"] = {"temperature": temperature}
+        sent = {"model": model, "max_tokens": max_tokens, "temperature": temperature,
+                "temperature_via": "extra_body" if temperature is not None else "not sent",
+                "final_format": "native" if native else "parser", "prompt_cache": cache,
+                **({"thinking": thinking, "effort": output.get("effort")} if self.thinking else {})}
         if self.version:
             sent["anthropic_version"] = self.version
         return request, sent
+
+    def temperature_for(self, model: str) -> float | None:
+        """None under API versions that refuse sampling parameters, unless the user asked for one."""
+        if not self.user_temperature and (self.version or SAMPLING_REMOVED) >= SAMPLING_REMOVED:
+            return None
+        return super().temperature_for(model)
+
+    def thinking_request(self, info: ModelInfo, request: dict[str, Any], output: dict[str, Any]) -> dict[str, Any]:
+        """`--thinking` for this model: adaptive thinking with an effort, or a budget on older models."""
+        level = self.thinking
+        if level is None or info.thinking is None:
+            return {}
+        if info.thinking == "budget":
+            if level == "off":
+                return {}
+            thinking = {"type": "enabled", "budget_tokens": THINKING_BUDGET[level]}
+        elif level == "off" and info.thinking_off:
+            thinking = {"type": "disabled"}
+        else:  # adaptive; a model that always thinks gets the lowest effort for "off"
+            thinking = {"type": "adaptive"}
+            output["effort"] = nearest_effort(info, level)
+        request["thinking"] = thinking
+        return thinking
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.messages.create(**request)
@@ -104,21 +153,18 @@ class ClaudeBackend(VendorBackend):
         calls = [neutral_call(b.id, b.name, b.input) for b in response.content if b.type == "tool_use"]
         u = response.usage
         thinking = u.output_tokens_details.thinking_tokens if u.output_tokens_details else 0
-        cached = u.cache_read_input_tokens or 0
-        usage = Usage(input_tokens=u.input_tokens + cached + (u.cache_creation_input_tokens or 0),
-                      output_tokens=u.output_tokens - thinking, reasoning_tokens=thinking, cached_tokens=cached)
-        message = self.reply(text, calls, [b.model_dump(mode="json", exclude_none=True) for b in response.content])
+        cached, written = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
+        usage = Usage(input_tokens=u.input_tokens + cached + written, output_tokens=u.output_tokens - thinking,
+                      reasoning_tokens=thinking, cached_tokens=cached, cache_write_tokens=written)
+        message = self.reply(text, calls, [b.model_dump(mode="json", exclude_none=True, by_alias=True)
+                                           for b in response.content])
         return Turn(message, usage, model=response.model, stop_reason=response.stop_reason or "")
 
     def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, anthropic.APIStatusError):
-            body = exc.body if isinstance(exc.body, dict) else {}
-            error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-            kind, text = error.get("type", ""), error.get("message") or str(exc)
-            quota = exc.status_code == 402 or kind == "billing_error" or "credit balance" in text
-            return http_failure(exc.status_code, exc.response.headers, f"{exc.status_code} {kind}: {text}", quota)
+            return anthropic_failure(exc.status_code, exc.body, exc.response.headers)
         if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
-            return Failure("retry", f"{type(exc).__name__}: {exc}")
+            return transport_failure(exc)
         return None
 
 

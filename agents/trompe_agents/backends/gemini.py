@@ -4,13 +4,17 @@ Tool-result images: Gemini 3 models take them inside the function response (`Fun
 inline data); for older models, the documented fallback puts image parts after the function responses in the
 same user turn. The model's own content (thought signatures included) is kept in `Message.vendor` and sent
 back exactly as received.
+
+Sampling: Gemini 3 gets no temperature unless the user sets one (Google advises keeping the default 1.0); 2.x keeps
+temperature 0. `--thinking` is `thinking_level` on Gemini 3 (its lowest level for "off") and `thinking_budget`
+on 2.x (0 for "off"); the output budget grows by the thinking budget. Aliases such as `gemini-flash-latest` get
+the capabilities of the model they stand for (backends/catalogue.py), never 2.x rules by default.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import re
 from typing import Any
 
 from google import genai
@@ -19,8 +23,10 @@ from google.genai import errors, types
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
-from .retry import Failure, Sleep, parse_duration
-from .vendor import VendorBackend, api_key, http_failure, result_text, system_text
+from .catalogue import THINKING_BUDGET, ModelInfo, default_model, lookup, nearest_effort
+from .retry import Failure, Sleep
+from .error_kinds import gemini_failure, transport_failure
+from .vendor import VendorBackend, api_key, result_text, system_text
 from .vendor import tool_call as neutral_call
 
 SYNTHETIC_ID = "gemini-call-"  # ids we invent when the model gives none; never sent back
@@ -45,9 +51,17 @@ logging.getLogger("google_genai.types").addFilter(_NoToolCallTextWarning())
 
 
 def images_in_function_response(model: str) -> bool:
-    """Function responses with image parts are documented for Gemini 3 and later."""
-    match = re.search(r"gemini-(\d+)", model)
-    return bool(match) and int(match.group(1)) >= 3
+    """Function responses with image parts are documented for Gemini 3 and later (aliases included)."""
+    return lookup(model, "gemini").tool_images
+
+
+def thinking_config(info: ModelInfo, level: str | None) -> types.ThinkingConfig | None:
+    """`--thinking` as Gemini 3's thinking level or 2.x's thinking budget."""
+    if level is None or info.thinking is None:
+        return None
+    if info.thinking == "level":
+        return types.ThinkingConfig(thinking_level=nearest_effort(info, level).upper())
+    return types.ThinkingConfig(thinking_budget=THINKING_BUDGET[level])
 
 
 def _blob(image: ImagePart) -> types.Blob:
@@ -63,7 +77,7 @@ class GeminiBackend(VendorBackend):
     """Gemini models; temperature 0 unless `extra["temperature"]` says otherwise."""
 
     name = "gemini"
-    default_model = "gemini-2.5-flash"
+    default_model = default_model("gemini")
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.synthetic = itertools.count(1)
@@ -119,20 +133,25 @@ class GeminiBackend(VendorBackend):
     def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
         # Gemini 2.x refuses a JSON response type next to function calling; Gemini 3 combines them.
-        native = self.native_final(final_schema, images_in_function_response(model) or not tools)
+        info = self.info(model)
+        native = self.native_final(final_schema, info.final_with_tools or not tools)
+        temperature = self.temperature_for(model)
+        thinking = thinking_config(info, self.thinking)
+        budget = self.output_budget(model, max_output_tokens)
         config = types.GenerateContentConfig(
             system_instruction=system_text(messages) or None,
             tools=[types.Tool(function_declarations=[
                 types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters)
                 for t in tools])] if tools else None,
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-            temperature=self.temperature, max_output_tokens=max_output_tokens,
+            temperature=temperature, max_output_tokens=budget, thinking_config=thinking,
             response_mime_type="application/json" if native else None,
             response_json_schema=final_schema if native else None)
         request = {"contents": self.to_contents(model, messages), "config": config}
-        return request, {"model": model, "max_output_tokens": max_output_tokens, "temperature": self.temperature,
+        return request, {"model": model, "max_output_tokens": budget, "temperature": temperature,
                          "final_format": "native" if native else "parser",
-                         "tool_images": "function_response" if images_in_function_response(model) else "after"}
+                         "tool_images": "function_response" if info.tool_images else "after",
+                         **({"thinking": thinking.model_dump(exclude_none=True, mode="json")} if thinking else {})}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.aio.models.generate_content(model=model, **request)
@@ -161,24 +180,16 @@ class GeminiBackend(VendorBackend):
         if isinstance(exc, errors.APIError):
             return classify_api_error(exc)
         if isinstance(exc, TRANSPORT_ERRORS):
-            return Failure("retry", f"{type(exc).__name__}: {exc}")
+            return transport_failure(exc)
         return None
 
 
 def classify_api_error(exc: errors.APIError) -> Failure:
-    """RESOURCE_EXHAUSTED is a quota when a per-day quota failed or no retry delay is offered."""
+    """Gemini's error body (code, status, message, details) read by error_kinds.gemini_failure."""
     body = exc.details if isinstance(exc.details, dict) else {}
     details = (body.get("error", body) or {}).get("details") or []
-    delay = next((parse_duration(d.get("retryDelay")) for d in details if str(d.get("@type")).endswith("RetryInfo")),
-                 None)
-    violations = [v for d in details if str(d.get("@type")).endswith("QuotaFailure") for v in d.get("violations", [])]
-    per_day = any("PerDay" in f"{v.get('quotaId', '')}{v.get('quotaMetric', '')}" for v in violations)
-    quota = exc.code == 429 and (per_day or (bool(violations) and delay is None))
     headers = exc.response.headers if getattr(exc, "response", None) is not None else None
-    failure = http_failure(exc.code, headers, f"{exc.code} {exc.status}: {exc.message}", quota)
-    if failure.kind == "retry" and delay is not None:
-        failure.retry_after = delay
-    return failure
+    return gemini_failure(exc.code, exc.status, str(exc.message), details, headers)
 
 
 @hookimpl

@@ -2,7 +2,10 @@
 
 torch and transformers are imported only when a model is loaded (extras `local`/`vision`). A model whose chat
 template knows tools (Qwen3-VL) gets them natively; any other gets trompe's own template
-(templates/tool_chat.j2), which lists the tools in the system turn and shows tool results as user turns.
+(templates/tool_chat.j2), which lists the tools in the system turn and shows tool results as user turns, in the
+family's own turn format: ChatML with `<|vision_start|><|image_pad|><|vision_end|>` (Qwen2/2.5-VL), `User:` /
+`<end_of_utterance>` / `Assistant:` (SmolVLM, Idefics3), or Gemma 3's turns with the system text folded into the
+first user turn. Images of rounds older than `--keep-images` become a stub, as with the hosted backends.
 GPU with bfloat16 when CUDA is present, CPU with float32 otherwise; greedy decoding.
 """
 
@@ -19,7 +22,9 @@ import anyio
 
 from ..hookspecs import hookimpl
 from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
+from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions
+from .catalogue import DEFAULT_KEEP_ROUNDS, LOCAL_IMAGES
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
@@ -49,13 +54,27 @@ def tool_template() -> str:
     return resources.files(__package__).joinpath("templates/tool_chat.j2").read_text(encoding="utf-8")
 
 
+def template_variables(tokenizer: Any, processor: Any) -> dict[str, Any]:
+    """Turn style and image marker of the model's family, read from the tokenizer's vocabulary."""
+    vocab = tokenizer.get_vocab()
+    if "<start_of_turn>" in vocab:  # Gemma 3: the processor expands its begin-of-image marker
+        style, image = "gemma", getattr(processor, "boi_token", None) or "<start_of_image>"
+    elif "<end_of_utterance>" in vocab:  # SmolVLM / Idefics3
+        style, image = "idefics", getattr(processor, "image_token", None) or "<image>"
+    else:  # ChatML (Qwen2/2.5-VL and most others)
+        style, image = "chatml", getattr(processor, "image_token", None) or "<image>"
+        if "<|vision_start|>" in vocab:
+            image = f"<|vision_start|>{image}<|vision_end|>"
+    return {"style": style, "image_placeholder": image, "bos": tokenizer.bos_token or ""}
+
+
 class HFBackend:
     """A transformers image-text-to-text model run in this process."""
 
     name = "hf"
 
     def __init__(self, model: str, device: str | None = None, max_new_tokens: int = 512,
-                 generate_kwargs: dict[str, Any] | None = None):
+                 generate_kwargs: dict[str, Any] | None = None, images: ImagePolicy | None = None):
         try:
             import torch
             from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -79,26 +98,20 @@ class HFBackend:
         self.max_new_tokens = max_new_tokens
         self.generate_kwargs = generate_kwargs or {}
         self.calls = 0
+        self.images = images or ImagePolicy(LOCAL_IMAGES, "png", DEFAULT_KEEP_ROUNDS)
         self._lock = anyio.Lock()
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> HFBackend:
         if not options.model:
             raise BackendError("the hf backend needs --model: a local model folder or a hub id")
+        fmt = "png" if options.image_format == "auto" else options.image_format  # decoded here: nothing to save
+        images = ImagePolicy(LOCAL_IMAGES, fmt, options.keep_images)
         return cls(options.model, options.extra.get("device"), options.extra.get("max_new_tokens", 512),
-                   options.extra.get("generate_kwargs"))
+                   options.extra.get("generate_kwargs"), images)
 
-    def template_variables(self) -> dict[str, Any]:
-        """Turn markers and image placeholder for our template, matched to the tokenizer's vocabulary."""
-        vocab = self.tokenizer.get_vocab()
-        gemma = "<start_of_turn>" in vocab
-        return {"turn_open": "<start_of_turn>" if gemma else "<|im_start|>",
-                "turn_close": "<end_of_turn>" if gemma else "<|im_end|>",
-                "assistant_role": "model" if gemma else "assistant",
-                "image_placeholder": getattr(self.processor, "image_token", None) or "<image>",
-                "bos": self.tokenizer.bos_token or ""}
-
-    def chat(self, messages: list[Message]) -> list[dict[str, Any]]:
+    @staticmethod
+    def chat(messages: list[Message]) -> list[dict[str, Any]]:
         """Neutral messages in the transformers chat format; images as PIL images."""
         from PIL import Image
 
@@ -123,7 +136,8 @@ class HFBackend:
     def encode(self, messages: list[Message], tools: list[ToolSchema]) -> Any:
         specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                    "parameters": t.parameters}} for t in tools]
-        extra = {} if self.native_tools else {"chat_template": self.template, **self.template_variables()}
+        extra = {} if self.native_tools else {"chat_template": self.template,
+                                              **template_variables(self.tokenizer, self.processor)}
         return self.processor.apply_chat_template(self.chat(messages), tools=specs or None,
                                                   add_generation_prompt=True, tokenize=True, return_dict=True,
                                                   return_tensors="pt", **extra).to(self.device)
@@ -131,6 +145,7 @@ class HFBackend:
     def generate(self, messages: list[Message], tools: list[ToolSchema], max_output_tokens: int) -> Turn:
         import torch
 
+        messages, _ = prepare_messages(messages, self.images)
         inputs = self.encode(messages, tools)
         prompt = inputs["input_ids"].shape[1]
         with torch.inference_mode():

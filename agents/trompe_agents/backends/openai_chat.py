@@ -3,18 +3,23 @@
 A `tool` message may only hold text (vLLM rejects images there, Ollama drops them), so a tool result's text goes
 in the tool message, saying its image is attached below, and the images follow in one user message after the
 run of tool messages.
+
+Which API it talks to is decided by capability, not by whether a base URL is set (a proxy in front of OpenAI is
+not a local server): `--backend-option api=openai` or `api=compatible` says it; otherwise a model the catalogue
+knows as OpenAI's gets OpenAI's rules (`max_completion_tokens`, `reasoning_effort`, no temperature on reasoning
+models) and any other model a local server's (`max_tokens`, temperature 0).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
-from .openai_responses import FINAL_NAME, classify, image_detail, make_client, usage_of
+from .catalogue import LOCAL_IMAGES, ImageLimits, default_model, lookup
+from .openai_responses import FINAL_NAME, classify, image_detail, make_client, reasoning_effort, usage_of
 from .retry import Failure, Sleep
 from .vendor import VendorBackend, data_url, json_schema_strict, parts_of, result_text
 from .vendor import tool_call as neutral_call
@@ -26,11 +31,27 @@ class OpenAIChatBackend(VendorBackend):
     """Chat Completions; with a base URL it talks to any OpenAI-compatible server, key optional."""
 
     name = "openai-chat"
-    default_model = "gpt-4.1-mini"
+    default_model = default_model("openai-chat")
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        self.local = bool(options.base_url or os.environ.get("OPENAI_BASE_URL"))
+        api = options.extra.get("api")
+        if api not in (None, "openai", "compatible"):
+            raise ValueError(f"api must be 'openai' or 'compatible' (an OpenAI-compatible server); got {api!r}")
+        self.api = api
         super().__init__(options, sleep)
+
+    def is_openai(self, model: str) -> bool:
+        """OpenAI's own rules apply: said so, or a model the catalogue knows as OpenAI's."""
+        if self.api:
+            return self.api == "openai"
+        info = lookup(model, "openai")
+        return info.vendor == "openai" and info.status != "unknown"
+
+    def image_limits(self) -> ImageLimits:
+        return super().image_limits() if self.is_openai(self.options.model or self.default_model) else LOCAL_IMAGES
+
+    def temperature_for(self, model: str) -> float | None:
+        return super().temperature_for(model) if self.is_openai(model) or self.user_temperature else self.temperature
 
     def new_client(self) -> Any:
         return make_client(self.options, self.name, keyless_ok=True)
@@ -80,20 +101,28 @@ class OpenAIChatBackend(VendorBackend):
     def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
         # Local servers know max_tokens; OpenAI's reasoning models accept only max_completion_tokens.
-        limit = "max_tokens" if self.local else "max_completion_tokens"
-        request: dict[str, Any] = {"model": model, "messages": self.to_messages(messages), limit: max_output_tokens}
+        openai_api = self.is_openai(model)
+        limit = "max_completion_tokens" if openai_api else "max_tokens"
+        budget = self.output_budget(model, max_output_tokens) if openai_api else max_output_tokens
+        request: dict[str, Any] = {"model": model, "messages": self.to_messages(messages), limit: budget}
         if tools:
             request["tools"] = [{"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools]
         # Local servers enforce response_format by guided decoding, which would forbid tool calls.
-        native = self.native_final(final_schema, json_schema_strict(final_schema or {}) and not (self.local and tools))
+        native = self.native_final(final_schema, json_schema_strict(final_schema or {}) and (openai_api or not tools))
         if native:
             request["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": FINAL_NAME, "schema": final_schema, "strict": True}}
-        if self.temperature is not None:
-            request["temperature"] = self.temperature
-        return request, {"model": model, limit: max_output_tokens, "temperature": self.temperature,
-                         "final_format": "native" if native else "parser"}
+        temperature = self.temperature_for(model)
+        if temperature is not None:
+            request["temperature"] = temperature
+        effort = reasoning_effort(self.info(model), self.thinking) if openai_api else None
+        if effort:
+            request["reasoning_effort"] = effort
+        return request, {"model": model, limit: budget, "temperature": temperature,
+                         "api": "openai" if openai_api else "compatible",
+                         "final_format": "native" if native else "parser",
+                         **({"reasoning_effort": effort} if effort else {})}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.chat.completions.create(**request)

@@ -1,4 +1,10 @@
-"""`openai`: OpenAI's Responses API; tool-result images go back natively in `function_call_output`."""
+"""`openai`: OpenAI's Responses API; tool-result images go back natively in `function_call_output`.
+
+Reasoning models (GPT-5 and later) take no temperature; `--thinking` becomes `reasoning.effort` and the output
+budget grows by the thinking budget (reasoning tokens count as output). The model's own output items are echoed
+back with their wire names (`by_alias`), so a field whose Python name differs is never an unknown parameter.
+OpenAI caches a repeated prompt prefix by itself; `usage.input_tokens_details.cached_tokens` reports it.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,10 @@ import openai
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
+from .catalogue import ModelInfo, default_model, nearest_effort
 from .retry import Failure
-from .vendor import (VendorBackend, api_key, data_url, http_failure, json_schema_strict, parts_of, result_text,
+from .error_kinds import openai_failure, transport_failure
+from .vendor import (VendorBackend, api_key, data_url, json_schema_strict, parts_of, result_text,
                      system_text)
 from .vendor import tool_call as neutral_call
 
@@ -33,14 +41,13 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
 
 
 def classify(exc: BaseException) -> Failure | None:
-    """OpenAI errors: `insufficient_quota` is an empty account, any other 429 a rate limit."""
+    """OpenAI errors by kind (error_kinds.py); no HTTP answer at all is a transport failure."""
     if isinstance(exc, openai.APIStatusError):
-        code = exc.code or ""
-        quota = code == "insufficient_quota" or getattr(exc, "type", None) == "insufficient_quota"
-        reason = f"{exc.status_code} {code}: {getattr(exc, 'message', exc)}"
-        return http_failure(exc.status_code, exc.response.headers, reason, quota)
+        body = exc.body if isinstance(exc.body, dict) else {}
+        return openai_failure(exc.status_code, exc.code, getattr(exc, "type", None),
+                              str(body.get("message") or exc.message), exc.response.headers)
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
-        return Failure("retry", f"{type(exc).__name__}: {exc}")
+        return transport_failure(exc)
     return None
 
 
@@ -52,6 +59,13 @@ def usage_of(prompt: int, completion: int, reasoning: int | None, cached: int | 
                  cached_tokens=cached or 0, image_tokens=image)
 
 
+def reasoning_effort(info: ModelInfo, level: str | None) -> str | None:
+    """`--thinking` as the reasoning effort this model accepts; None for models without reasoning control."""
+    if level is None or info.thinking != "effort":
+        return None
+    return nearest_effort(info, level)
+
+
 def image_detail(options: BackendOptions) -> dict[str, str]:
     detail = options.extra.get("image_detail")
     return {"detail": detail} if detail else {}
@@ -61,7 +75,7 @@ class OpenAIResponsesBackend(VendorBackend):
     """OpenAI models through `responses.create`, temperature 0 unless the model refuses it."""
 
     name = "openai"
-    default_model = "gpt-4.1-mini"
+    default_model = default_model("openai")
 
     def new_client(self) -> openai.AsyncOpenAI:
         return make_client(self.options, self.name)
@@ -94,8 +108,8 @@ class OpenAIResponsesBackend(VendorBackend):
 
     def request(self, model: str, messages: list[Message], tools: list[ToolSchema],
                 final_schema: dict[str, Any] | None, max_output_tokens: int) -> tuple[dict, dict]:
-        request: dict[str, Any] = {"model": model, "input": self.to_input(messages),
-                                   "max_output_tokens": max_output_tokens}
+        budget = self.output_budget(model, max_output_tokens)
+        request: dict[str, Any] = {"model": model, "input": self.to_input(messages), "max_output_tokens": budget}
         if system := system_text(messages):
             request["instructions"] = system
         if tools:
@@ -106,10 +120,14 @@ class OpenAIResponsesBackend(VendorBackend):
         if native:
             request["text"] = {"format": {"type": "json_schema", "name": FINAL_NAME, "schema": final_schema,
                                           "strict": True}}
-        if self.temperature is not None:
-            request["temperature"] = self.temperature
-        return request, {"model": model, "max_output_tokens": max_output_tokens, "temperature": self.temperature,
-                         "final_format": "native" if native else "parser"}
+        temperature = self.temperature_for(model)
+        if temperature is not None:
+            request["temperature"] = temperature
+        if effort := reasoning_effort(self.info(model), self.thinking):
+            request["reasoning"] = {"effort": effort}
+        return request, {"model": model, "max_output_tokens": budget, "temperature": temperature,
+                         "final_format": "native" if native else "parser",
+                         **({"reasoning_effort": effort} if effort else {})}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.responses.create(**request)
@@ -121,7 +139,8 @@ class OpenAIResponsesBackend(VendorBackend):
                          u.output_tokens_details.reasoning_tokens if u.output_tokens_details else 0,
                          u.input_tokens_details.cached_tokens if u.input_tokens_details else 0) if u else Usage()
         text = response.output_text
-        message = self.reply(text, calls, [i.model_dump(mode="json", exclude_none=True) for i in response.output])
+        message = self.reply(text, calls, [i.model_dump(mode="json", exclude_none=True, by_alias=True)
+                                           for i in response.output])
         return Turn(message, usage, model=response.model, stop_reason=response.status or "")
 
     def classify(self, exc: BaseException) -> Failure | None:

@@ -33,6 +33,7 @@ class Failure:
     kind: Literal["retry", "quota", "fatal"]
     reason: str
     retry_after: float | None = None  # seconds the server asked us to wait
+    error_kind: str = ""  # what failed: auth, not_found, quota, rate_limit, ... (error_kinds.py)
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -64,16 +65,13 @@ def parse_duration(text: str | None) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def transient_status(status: int | None) -> bool:
-    """HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors (incl. 529 overloaded)."""
-    return status in (408, 409, 429) or (status or 0) >= 500
-
-
 class Retrier:
     """Runs one request with retries and model fallback; remembers the model in use across turns."""
 
     def __init__(self, options: BackendOptions, classify: Callable[[BaseException], Failure | None],
-                 default_model: str, sleep: Sleep | None = None, rng: Callable[[], float] = random.random):
+                 default_model: str, sleep: Sleep | None = None, rng: Callable[[], float] = random.random,
+                 where: str = ""):
+        self.where = where  # "vendor at URL", so a failure names both
         self.models = [options.model or default_model, *options.fallback_models]
         self.index = 0
         self.max_retries = max(0, options.max_retries)
@@ -103,7 +101,7 @@ class Retrier:
             except Exception as exc:
                 failure = self.classify(exc)
                 if failure is None or failure.kind == "fatal":
-                    raise BackendError(f"{self.model}: {failure.reason if failure else exc}") from exc
+                    raise self.error(failure, failure.reason if failure else str(exc)) from exc
                 too_long = failure.retry_after is not None and failure.retry_after > self.retry_cap
                 if failure.kind == "retry" and attempt < self.max_retries and not too_long:
                     wait = self.backoff(attempt, failure.retry_after)
@@ -112,16 +110,15 @@ class Retrier:
                     await self.sleep(wait)
                     continue
                 if failure.kind == "quota":
-                    why = f"quota exhausted: {failure.reason}"
+                    why = failure.reason
                 elif too_long:
                     why = f"asked to wait {failure.retry_after:g}s, more than the retry cap {self.retry_cap:g}s"
                 else:
                     why = f"still failing after {attempt + 1} attempts: {failure.reason}"
                 if self.index + 1 >= len(self.models):
-                    hint = " (add --fallback-model to switch models)" if len(self.models) == 1 else ""
-                    error = QuotaExhausted if failure.kind == "quota" else BackendError
-                    raise error(f"{self.model}: {why}{hint}") from exc
-                switches.append({"from": self.model, "to": self.models[self.index + 1], "reason": why})
+                    raise self.error(failure, why) from exc
+                switches.append({"from": self.model, "to": self.models[self.index + 1],
+                                 "reason": f"{failure.error_kind or failure.kind}: {why}"})
                 self.index += 1
                 attempt = 0
                 continue
@@ -131,3 +128,16 @@ class Retrier:
             if switches:
                 notes["model_switch"] = switches
             return result, notes
+
+    def error(self, failure: Failure | None, why: str) -> BackendError:
+        """The one-line error: where, which model, what failed and what to do about it."""
+        from .error_kinds import FALLBACK_HELPS, HINTS  # error_kinds builds on this module
+
+        kind = failure.error_kind if failure and failure.error_kind else "backend"
+        where = f"{self.where}: " if self.where else ""
+        hint = HINTS.get(kind, "")
+        if kind in FALLBACK_HELPS and len(self.models) == 1:
+            hint += ", or add --fallback-model to switch models"
+        text = f"{where}{self.model}: {kind}: {why}"
+        error = QuotaExhausted if failure and failure.kind == "quota" else BackendError
+        return error(f"{text} ({hint})" if hint else text, kind)

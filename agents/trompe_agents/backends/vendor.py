@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn
+from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendOptions, MissingCredentials
-from .retry import Failure, Retrier, Sleep, retry_after, transient_status
+from .catalogue import THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level
+from .retry import Failure, Retrier, Sleep
 
 NO_KEY_BACKENDS = "function, replay, hf and openai-chat with --base-url work without one"
 
@@ -95,15 +97,6 @@ def temperature_option(value: Any) -> float | None:
     return number
 
 
-def http_failure(status: int | None, headers: Any, reason: str, quota: bool = False) -> Failure:
-    """The common reading of an HTTP error: out of quota, transient (with the server's delay), or fatal."""
-    if quota:
-        return Failure("quota", reason)
-    if transient_status(status):
-        return Failure("retry", reason, retry_after(headers))
-    return Failure("fatal", reason)
-
-
 class VendorBackend:
     """Skeleton of a hosted-API backend: build a request for a model, send it with retries, read the reply."""
 
@@ -113,9 +106,20 @@ class VendorBackend:
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.options = options
         self.retrier = Retrier(options, self.classify, self.default_model, sleep=sleep)
+        self.user_temperature = "temperature" in options.extra  # else each model's catalogue default
         self.temperature = temperature_option(options.extra.get("temperature", 0))
+        self.thinking = thinking_level(options.thinking)
+        self.images = ImagePolicy(self.image_limits(), options.image_format, options.keep_images)
         self._client = self.new_client()  # now, so a missing key is reported before any work starts
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.retrier.where = f"{self.name} at {self.endpoint()}"
+
+    def endpoint(self) -> str:
+        """The base URL requests go to: --base-url, or the SDK's default for the vendor."""
+        client = self._client
+        http_options = getattr(getattr(client, "_api_client", None), "_http_options", None)  # google-genai
+        url = self.options.base_url or getattr(client, "base_url", None) or getattr(http_options, "base_url", "")
+        return str(url or "?")
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> VendorBackend:
@@ -158,6 +162,7 @@ class VendorBackend:
         """One round: the vendor request (rebuilt per model, since fallbacks may differ), retried, translated."""
         sent: dict[str, Any] = {}
         dropped: dict[str, Any] = {}
+        messages, images = prepare_messages(messages, self.images)
 
         async def attempt(model: str) -> Any:
             request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
@@ -166,7 +171,7 @@ class VendorBackend:
             try:
                 return await self.send(model, request)
             except Exception as exc:
-                if self.temperature is None or not self.rejects_temperature(exc):
+                if what.get("temperature") is None or not self.rejects_temperature(exc):
                     raise
                 # Some models refuse any temperature; drop it for the rest of the run and say so in the trace.
                 self.temperature = None
@@ -178,8 +183,33 @@ class VendorBackend:
         response, notes = await self.retrier.run(attempt)
         turn = self.read(response)
         turn.model = turn.model or self.model
-        turn.sent = {**sent, **dropped, **notes}
+        turn.sent = {**sent, "images": images, **dropped, **notes}
         return turn
+
+    def info(self, model: str) -> ModelInfo:
+        """What the catalogue knows `model` accepts (its family's rules for a model it does not list)."""
+        return lookup(model, self.vendor)
+
+    @property
+    def vendor(self) -> str:
+        return VENDOR_OF_BACKEND.get(self.name, self.name)
+
+    def image_limits(self) -> ImageLimits:
+        """The documented image limits of this backend's vendor."""
+        return self.info(self.options.model or self.default_model).images or lookup(self.default_model).images
+
+    def temperature_for(self, model: str) -> float | None:
+        """The user's temperature if given (None: send none), else what the model accepts by default."""
+        if self.user_temperature or self.temperature is None:
+            return self.temperature
+        return self.info(model).default_temperature
+
+    def output_budget(self, model: str, max_output_tokens: int) -> int:
+        """The answer's token budget plus room for thinking (the vendor counts it as output), also for a model that
+        thinks by default when `--thinking` is not given (its default effort is about 'medium')."""
+        info = self.info(model)
+        level = self.thinking or ("medium" if info.thinks_by_default else None)
+        return max_output_tokens + (THINKING_BUDGET[level] if level and info.thinking else 0)
 
     def reply(self, text: str, calls: list[ToolCall], payload: Any = None) -> Message:
         """The assistant message of a reply; the vendor's own `payload` is tagged so only this backend echoes it."""

@@ -1,10 +1,15 @@
 """Read a model's answer the way each benchmark scores it, deterministically (no LLM judge).
 
-Formats: `choice` (BLINK "(A)", DataCV Task II, IllusionVQA), `count` (BlindTest "{N}"), `rows_columns`
-("rows={5} columns={6}" -> "5,6"), `yesno`, `binary` (DataCV Task I "<answer>1</answer>" -> yes/no),
-`letter` (BlindTest circled letter, case kept), `word` (bare text) and `auto`, which picks one of the above
-from the gold answer's shape (BlindTest and probe sets mix counts, yes/no and letters). A benchmark name
-stands for its format. Every extractor is idempotent: extracting from an extracted answer gives it back.
+Formats: `choice` (options A-H: BLINK "(A)", DataCV Task II, IllusionVQA, V*), `count` (BlindTest "{N}"),
+`rows_columns` ("rows={5} columns={6}" -> "5,6"), `yesno`, `binary` (DataCV Task I "<answer>1</answer>" ->
+yes/no), `letter` (BlindTest circled letter), `word` (bare text) and `auto`, which picks one of the above from
+the gold answer's shape (BlindTest and probe sets mix counts, yes/no and letters). A benchmark name stands for
+its format. Every extractor is idempotent: extracting from an extracted answer gives it back.
+
+Each extractor reads the reply's *committed* answer: patterns are tried tier by tier (an answer tag, then an
+explicit "the answer is ...", then weaker cues such as a parenthesised letter), and within a tier the last
+match wins, so a model that reasons about (A) and then settles on (B) scores B. The tables of replies in
+tests/datasets/test_extract_table.py pin this behaviour down.
 """
 
 from __future__ import annotations
@@ -12,22 +17,70 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+LETTERS = "ABCDEFGH"  # IllusionVQA-Comprehension has up to 8 options
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven",
                                                    "eight", "nine", "ten", "eleven", "twelve"])}
 BENCHMARK_FORMATS = {
-    "blink": "choice", "datacv2": "choice", "illusionvqa": "choice", "datacv1": "binary",
-    "hallusionbench": "yesno", "blindtest": "auto", "probes": "auto", "jsonl": "auto", "generic": "word",
+    "blink": "choice", "datacv2": "choice", "illusionvqa": "choice", "vstar": "choice", "datacv1": "binary",
+    "hallusionbench": "yesno", "blindtest": "auto", "probes": "auto", "jsonl": "auto", "tet": "auto",
+    "generic": "word",
 }
 
 ANSWER_TAG = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
 BRACES = re.compile(r"\{\s*([^{}]*?)\s*\}")
+BOXED = re.compile(r"\\boxed\{\s*([^{}]*?)\s*\}")
 INTEGER = re.compile(r"\b\d+\b")
 YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_END = r"(?=$|[\s.,;:!?*)\]'\"])"  # a letter must stand alone: "a bit" is not option A
+_IS = r"\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**"
+_ANSWER = r"(?i:\banswer" + _IS + r")"
+_FINAL = r"(?i:\b(?:final|correct|best|right)\s+(?:answer|option|choice)" + _IS + r")"
+_PICK = (r"(?i:\b(?:i(?:'d| would| will|'ll)?\s+(?:choose|pick|select|go with|say)|i\s+am\s+going\s+with|"
+         r"going with|my choice is|choosing)\s*:?\s*(?:option\s+)?\**)")
+
+# Multiple-choice cues, strongest first. Letters are uppercase unless the context makes a lowercase one
+# unambiguous (in parentheses, alone at the end, or a list marker "a. ...").
+CHOICE_TIERS: list[list[re.Pattern]] = [
+    [re.compile(cue + r"\(([A-Ha-h])\)") for cue in (_FINAL, _ANSWER, _PICK)]
+    + [re.compile(cue + r"([A-H])" + _END) for cue in (_FINAL, _ANSWER, _PICK)]
+    + [re.compile(cue + r"([a-h])(?=\**\s*(?:$|[.)]\s*$|\n))") for cue in (_FINAL, _ANSWER, _PICK)]
+    + [re.compile(r"\\boxed\{\s*\(?([A-Ha-h])\)?\s*\}")],
+    [re.compile(r"\*\*\(?([A-H])\)?\*\*")],
+    [re.compile(r"\(([A-H])\)")],
+    [re.compile(r"(?i:\b(?:option|choice))\s+\(?([A-H])\)?" + _END),
+     re.compile(r"(?i:\b(?:option|choice))\s+\(?([a-h])\)?(?=\s*(?:$|[.,;:)]))")],
+    [re.compile(r"(?m)^\s*\**\(?([A-Ha-h])\)?\**\s*[.:)]\s"), re.compile(r"\(([a-h])\)")],
+    [re.compile(r"(?:^|[.!?]\s+)\(?([A-H])\)?\s+(?:is|seems|looks|appears|matches|would be|should be)\b")],
+]
+
+YESNO_TIERS: list[list[re.Pattern]] = [
+    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**['\"]?(yes|no)\b", re.I),
+     re.compile(r"\b(?:i(?:'d| would)?\s+say|my (?:final )?(?:answer|verdict) is|so|therefore|thus|hence),?\s*"
+                r"\**(yes|no)\b(?![-\s]+(?:or|and)\b)", re.I)],
+    [re.compile(r"\*\*(yes|no)\b[.!]?\*\*", re.I)],
+    [re.compile(r"^\W*(yes|no)\b", re.I)],
+]
+
+COUNT_TIERS: list[list[re.Pattern]] = [
+    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**(-?\d+|[a-z]+)\b", re.I)],
+    [re.compile(r"\*\*(-?\d+)\*\*")],
+    [re.compile(r"\b(?:there (?:are|is|were)|i (?:can )?(?:count|see)|total(?: of| is)?|count(?: is)?|"
+                r"exactly|makes|in total,?)\s*:?\s*(-?\d+|[a-z]+)\b", re.I)],
+]
 
 
 def _tag(text: str) -> str | None:
     found = ANSWER_TAG.findall(text)
     return found[-1] if found else None
+
+
+def _last_in_tiers(tiers: list[list[re.Pattern]], text: str) -> str | None:
+    """The last match of the strongest tier that matches at all."""
+    for tier in tiers:
+        found = [(m.start(1), m.group(1)) for pattern in tier for m in pattern.finditer(text)]
+        if found:
+            return max(found)[1]
+    return None
 
 
 def _number(source: str) -> str | None:
@@ -39,9 +92,12 @@ def _number(source: str) -> str | None:
 
 
 def _count(text: str) -> str | None:
-    for source in (_tag(text), *reversed(BRACES.findall(text))):
+    for source in (_tag(text), *reversed(BOXED.findall(text)), *reversed(BRACES.findall(text))):
         if source is not None and (found := _number(source)) is not None:
             return found
+    stated = _last_in_tiers(COUNT_TIERS, text)
+    if stated is not None and (found := _number(stated)) is not None:
+        return found
     return _number(text)
 
 
@@ -61,12 +117,12 @@ def _rows_columns(text: str) -> str | None:
 
 
 def _yesno(text: str) -> str | None:
-    for source in (_tag(text), *reversed(BRACES.findall(text))):
+    for source in (_tag(text), *reversed(BOXED.findall(text)), *reversed(BRACES.findall(text))):
         if source is not None and (m := YES_NO.search(source)):
             return m.group(1).lower()
-    lead = re.match(r"\W*(yes|no)\b", text, re.IGNORECASE)
-    if lead:
-        return lead.group(1).lower()
+    stated = _last_in_tiers(YESNO_TIERS, text)
+    if stated is not None:
+        return stated.lower()
     found = {w.lower() for w in YES_NO.findall(text)}
     return found.pop() if len(found) == 1 else None
 
@@ -82,17 +138,11 @@ def _choice(text: str) -> str | None:
     tag = _tag(text)
     if tag is not None:
         text = tag
-    bare = re.fullmatch(r"\W*\(?([A-Za-z])\)?[.:)]?\W*", text.strip())
+    bare = re.fullmatch(r"\W*(?:option|choice|answer)?\W*\(?([A-Ha-h])\)?[.:)]?\W*", text.strip(), re.I)
     if bare:
         return bare.group(1).upper()
-    stated = re.findall(r"answer\s*(?:is|:)?\s*[:\-]?\s*\(?([A-Z])\)?(?![\w])", text, re.IGNORECASE)
-    if stated:
-        return stated[-1].upper()
-    parens = re.findall(r"\(([A-Z])\)", text)
-    if parens:
-        return parens[-1]
-    lead = re.match(r"\s*([A-Z])[.:)]\s", text)
-    return lead.group(1) if lead else None
+    found = _last_in_tiers(CHOICE_TIERS, text)
+    return found.upper() if found else None
 
 
 def _letter(text: str) -> str | None:
@@ -131,9 +181,11 @@ def _kind(benchmark_or_format: str) -> str:
     return kind
 
 
-def shape_of(answer: str) -> str:
-    """The format a gold answer is written in: yes/no, a count, rows,columns, one letter, or a word."""
+def shape_of(answer: str, choices: list[str] | None = None) -> str:
+    """The format a gold answer is written in: yes/no, a count, rows,columns, an option, one letter, a word."""
     text = answer.strip()
+    if choices and re.fullmatch(r"\(?[A-Ha-h]\)?", text):
+        return "choice"  # a sample with options: 'B' is option B, not a BlindTest circled letter
     if text.lower() in ("yes", "no"):
         return "yesno"
     if re.fullmatch(r"-?\d+", text):
@@ -165,22 +217,27 @@ def _auto(text: str) -> str | None:
     return _yesno(text) or _count(text) or _letter(text)
 
 
-def extract(benchmark_or_format: str, text: str, expected: str | None = None) -> str | None:
-    """The answer in a model's text, normalised; None if there is none; `expected` picks `auto`'s format."""
+def extract(benchmark_or_format: str, text: str, expected: str | None = None,
+            choices: list[str] | None = None) -> str | None:
+    """The answer in a model's text, normalised; None if there is none.
+
+    `expected` (a gold answer) picks `auto`'s format; `choices` (the sample's options) makes a one-letter gold
+    answer an option letter rather than a circled letter.
+    """
     kind = _kind(benchmark_or_format)
     if kind == "auto":
         if expected is None:
-            return _auto(text)
-        kind = shape_of(normalise(benchmark_or_format, expected))
+            return _choice(text) if choices else _auto(text)
+        kind = shape_of(normalise(benchmark_or_format, expected, choices), choices)
     return EXTRACTORS[kind](text)
 
 
-def normalise(benchmark_or_format: str, answer: str | int) -> str:
-    """A gold answer in canonical form: yes/no, 'A'..'Z', '3', '5,6', a letter (case kept), a lowercase word."""
+def normalise(benchmark_or_format: str, answer: str | int, choices: list[str] | None = None) -> str:
+    """A gold answer in canonical form: yes/no, 'A'..'H', '3', '5,6', a letter (case kept), a lowercase word."""
     text = str(answer).strip()
     kind = _kind(benchmark_or_format)
     if kind == "auto":
-        kind = shape_of(text)
+        kind = shape_of(text, choices)
         if kind == "word":
             return _auto(text) or text.lower()
     found = text if kind == "letter" and len(text) == 1 else EXTRACTORS[kind](text)
@@ -189,7 +246,16 @@ def normalise(benchmark_or_format: str, answer: str | int) -> str:
     return found
 
 
-def is_correct(benchmark_or_format: str, text: str, answer: str) -> bool:
-    """Does the model's text state the gold answer (letters compare case-sensitively, as BlindTest does)?"""
-    gold = normalise(benchmark_or_format, answer)
-    return extract(benchmark_or_format, text, expected=gold) == gold
+def same_answer(prediction: str | None, gold: str) -> bool:
+    """Equal answers; a circled letter compares without case, as BlindTest's analysis and lmms-eval do."""
+    if prediction is None:
+        return False
+    if len(gold) == 1 and gold.isalpha() and len(prediction) == 1:
+        return prediction.lower() == gold.lower()
+    return prediction == gold
+
+
+def is_correct(benchmark_or_format: str, text: str, answer: str, choices: list[str] | None = None) -> bool:
+    """Does the model's text state the gold answer?"""
+    gold = normalise(benchmark_or_format, answer, choices)
+    return same_answer(extract(benchmark_or_format, text, expected=gold, choices=choices), gold)

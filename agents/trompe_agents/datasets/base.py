@@ -19,6 +19,7 @@ class Sample:
     choices: list[str] | None = None  # option texts in order (A, B, ...)
     category: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # set when the sample cannot be run (e.g. its image is missing): it fails alone
 
 
 class Dataset(Protocol):
@@ -39,6 +40,8 @@ class ListDataset:
 
     name: str
     samples: list[Sample]
+    counts: dict[str, int] = field(default_factory=dict)  # e.g. unlabelled, missing_image: shown to the user
+    format: str | None = None  # the loader that read it (set by load_dataset)
 
     def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)

@@ -33,10 +33,11 @@ def task_name(task: str) -> str:
     return TASK_NAMES.get(re.sub(r"[^a-z]", "", task.lower()), task)
 
 
-def load_blindtest(path: Path, images_root: Path | None = None) -> ListDataset:
+def load_blindtest(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     folder = images_folder(images_root, "blindtest", path)
     samples = []
-    for i, (where, row) in enumerate(read_rows(path, COLUMNS)):
+    rows, _ = read_rows(path, COLUMNS, split, "blindtest")
+    for i, (where, row) in enumerate(rows):
         sample_id = f"{task_name(str(row['task']))}-{i:05d}"
         image = write_image(row["image"], folder, sample_id, f"{where} (task {row['task']!r}), image")
         try:

@@ -1,4 +1,8 @@
-"""BLINK (HF BLINK-Benchmark/BLINK): parquet rows with up to four images and an "(A)"-style answer."""
+"""BLINK (HF BLINK-Benchmark/BLINK): parquet rows with up to four images and an "(A)"-style answer.
+
+A snapshot holds 14 subtask configs, each with `val` and `test` files; test answers are hidden, so the
+`val` split is read unless --split says otherwise (zeyofu/BLINK_Benchmark eval/evaluate.py scores val).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +21,16 @@ def subtask(idx: str) -> str:
     return re.sub(r"^(val|test)_|_\d+$", "", idx)
 
 
-def load_blink(path: Path, images_root: Path | None = None) -> ListDataset:
+def subtask_key(name: str) -> str:
+    """'Relative Depth', 'relative_depth' and 'Relative_Depth' name the same subtask."""
+    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
+
+
+def load_blink(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     folder = images_folder(images_root, "blink", path)
     samples = []
-    for where, row in read_rows(path, COLUMNS):
+    rows, chosen = read_rows(path, COLUMNS, split, "blink")
+    for where, row in rows:
         idx = str(row["idx"])
         where = f"{where} (idx {idx!r})"
         images = [write_image(row[f"image_{k}"], folder, f"{idx}_image_{k}", f"{where}, image_{k}")
@@ -36,5 +46,5 @@ def load_blink(path: Path, images_root: Path | None = None) -> ListDataset:
         samples.append(Sample(id=idx, images=images, question=row["question"], answer=answer,
                               choices=list(row["choices"] or []),
                               category=row.get("sub_task") or subtask(idx),
-                              metadata={"prompt": row.get("prompt"), "raw_answer": row["answer"]}))
+                              metadata={"prompt": row.get("prompt"), "raw_answer": row["answer"], "split": chosen}))
     return ListDataset("blink", samples)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,10 @@ def require_file(path: Path, what: str) -> Path:
 
 def read_json_list(path: Path, what: str) -> list[Any]:
     """The JSON list in `path`, or an error saying a list of `what` was expected."""
-    items = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise DatasetError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(items, list):
         raise DatasetError(f"{path}: expected a JSON list of {what}")
     return items
@@ -33,3 +36,16 @@ def require_columns(have: Iterable[str], need: Iterable[str], where: str) -> Non
         if name not in have:
             found = ", ".join(map(str, have)) or "none"
             raise DatasetError(f"{where}: missing column {name!r} (found: {found})")
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """('<file>: line N', value) for each non-empty line; a line that is not JSON is an error naming it."""
+    with path.open(encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path}: line {line_no}"
+            try:
+                yield where, json.loads(line)
+            except ValueError as err:
+                raise DatasetError(f"{where}: not valid JSON ({err})") from None

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import DatasetError, ListDataset, Sample
-from .files import require_file
+from .files import read_json_lines, require_file
+from .splits import check_no_split
 
 PROBES_FILE = "probes.jsonl"
 
@@ -45,28 +46,21 @@ def check_types(row: dict[str, Any], where: str) -> None:
         raise DatasetError(f"{where}: 'choices' must be a list of option texts")
 
 
-def load_jsonl(path: Path, images_root: Path | None = None) -> ListDataset:
+def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     """Read the generic format; `images_root` overrides the folder image paths are relative to."""
+    check_no_split(split, "generic JSONL", path)
     root = (images_root or path.parent).resolve()
     samples = []
-    with path.open(encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}: line {line_no}"
-            try:
-                row = json.loads(line)
-            except ValueError as err:
-                raise DatasetError(f"{where}: not valid JSON ({err})") from None
-            if not isinstance(row, dict):
-                raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
-            for key in ("id", "images", "question"):
-                if key not in row:
-                    raise DatasetError(f"{where}: missing field {key!r}")
-            check_types(row, where)
-            images = [require_file(root / p, f"{where} (id {row['id']!r}), image") for p in row["images"]]
-            answer = row.get("answer")
-            samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
-                                  answer=None if answer is None else str(answer), choices=row.get("choices"),
-                                  category=row.get("category"), metadata=row.get("metadata") or {}))
+    for where, row in read_json_lines(path):
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        for key in ("id", "images", "question"):
+            if key not in row:
+                raise DatasetError(f"{where}: missing field {key!r}")
+        check_types(row, where)
+        images = [require_file(root / p, f"{where} (id {row['id']!r}), image") for p in row["images"]]
+        answer = row.get("answer")
+        samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
+                              answer=None if answer is None else str(answer), choices=row.get("choices"),
+                              category=row.get("category"), metadata=row.get("metadata") or {}))
     return ListDataset(path.stem, samples)

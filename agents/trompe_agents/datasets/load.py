@@ -16,15 +16,32 @@ from .illusionvqa import load_illusionvqa
 from .jsonl import PROBES_FILE, load_jsonl
 from .labels import join_labels
 from .parquet import parquet_columns
+from .tet import load_tet
+from .vstar import load_vstar
 
-LOADERS: dict[str, Callable[[Path, Path | None], ListDataset]] = {
+LOADERS: dict[str, Callable[[Path, Path | None, str | None], ListDataset]] = {
     "jsonl": load_jsonl, "datacv1": load_datacv1, "datacv2": load_datacv2, "blink": load_blink,
     "blindtest": load_blindtest, "hallusionbench": load_hallusionbench, "illusionvqa": load_illusionvqa,
+    "vstar": load_vstar, "tet": load_tet,
 }
+# The illusion agent's task per format: 1 yes/no, 2 multiple choice (others: from the samples).
+AGENT_TASKS = {"datacv1": 1, "hallusionbench": 1, "datacv2": 2, "blink": 2, "illusionvqa": 2, "vstar": 2}
+
+
+def _first_json_line(path: Path) -> set[str]:
+    first = next((line for line in path.open(encoding="utf-8") if line.strip()), "{}")
+    try:
+        row = json.loads(first)
+    except ValueError as err:
+        raise DatasetError(f"{path}: first line is not valid JSON ({err})") from None
+    return set(row) if isinstance(row, dict) else set()
 
 
 def _json_keys(path: Path) -> set[str]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise DatasetError(f"{path}: not valid JSON ({err})") from None
     return set(data[0]) if isinstance(data, list) and data and isinstance(data[0], dict) else set()
 
 
@@ -32,14 +49,16 @@ def detect_format(path: Path) -> str:
     """Tell the format from the file name, CSV header, JSON keys or parquet columns."""
     if path.is_dir() and (path / PROBES_FILE).is_file():
         return "jsonl"
+    keys: set[str] = set()
     if path.suffix == ".jsonl":
-        first = next((line for line in path.open(encoding="utf-8") if line.strip()), "{}")
-        keys = set(json.loads(first))
+        keys = _first_json_line(path)
+        if {"image", "text", "label", "question_id"} <= keys:
+            return "vstar"
         return "illusionvqa" if "images" not in keys and "image" in keys else "jsonl"
     if path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as f:
-            header = set(next(csv.reader(f), []))
-        if {"index", "image_path", "prompt"} <= header:
+            keys = set(next(csv.reader(f), []))
+        if {"index", "image_path", "prompt"} <= keys:
             return "datacv1"
     elif path.suffix == ".json":
         keys = _json_keys(path)
@@ -50,32 +69,67 @@ def detect_format(path: Path) -> str:
         if "question" in keys and ("options" in keys or "choices" in keys):
             return "illusionvqa"
     elif path.suffix == ".parquet" or path.is_dir():
-        columns = set(parquet_columns(path))
-        if {"task", "groundtruth"} <= columns:
+        keys = set(parquet_columns(path))
+        if {"gt_answer", "visual_input", "image"} <= keys:
+            return "hallusionbench"
+        if {"idx", "question", "groundtruth", "image"} <= keys:
+            return "tet"
+        if {"task", "groundtruth"} <= keys:
             return "blindtest"
-        if {"idx", "choices", "image_1"} <= columns:
+        if {"idx", "choices", "image_1"} <= keys:
             return "blink"
-        if {"image", "question"} <= columns and ({"options", "choices"} & columns):
+        if {"image", "question"} <= keys and ({"options", "choices"} & keys):
             return "illusionvqa"
-    raise DatasetError(f"dataset: cannot tell the format of {path}; pass format= one of {', '.join(LOADERS)}")
+    found = f" (found: {', '.join(sorted(keys))})" if keys else ""
+    raise DatasetError(f"dataset: cannot tell the format of {path}{found}; pass --format, one of "
+                       f"{', '.join(LOADERS)}")
 
 
 def load_dataset(path: Path | str, format: str | None = None, labels: Path | str | None = None,
-                 images_root: Path | str | None = None) -> ListDataset:
+                 images_root: Path | str | None = None, split: str | None = None) -> ListDataset:
     """Read a local dataset file or folder into samples.
 
-    images_root: the folder image paths are relative to (default: the dataset file's folder); for parquet
-    formats, the folder embedded images are written to (default: a cache folder for that exact file,
+    images_root: the folder image paths are resolved against, the way each benchmark's own code does (default:
+        the dataset file's folder; HallusionBench also tries hallusion_bench/ beside its JSON); for parquet
+        formats, the folder embedded images are written to (default: a cache folder for that exact file,
         reused by later loads; see `parquet.images_folder`).
+    split: the Hugging Face split to read (default: the benchmark's labelled evaluation split; 'all': every
+        split). Rows without an answer are kept but never scored; `counts['unlabelled']` says how many.
     labels: an optional id -> answer file joined onto the samples (see `labels.read_labels`).
     """
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"dataset: file not found: {path}")
-    kind = format or detect_format(path)
-    if kind not in LOADERS:
-        raise DatasetError(f"format: unknown format {kind!r}; choose one of {', '.join(LOADERS)}")
-    if kind == "jsonl" and path.is_dir():
-        path = path / PROBES_FILE
-    dataset = LOADERS[kind](path, Path(images_root) if images_root is not None else None)
-    return join_labels(dataset, Path(labels), kind) if labels is not None else dataset
+    try:
+        kind = format or detect_format(path)
+        if kind not in LOADERS:
+            raise DatasetError(f"format: unknown format {kind!r}; choose one of {', '.join(LOADERS)}")
+        if kind == "jsonl" and path.is_dir():
+            path = path / PROBES_FILE
+        dataset = LOADERS[kind](path, Path(images_root) if images_root is not None else None, split)
+    except UnicodeDecodeError as err:  # e.g. a parquet file given with a text format
+        raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
+    except (KeyError, TypeError, AttributeError) as err:  # a guessed or wrong --format meets other columns
+        raise DatasetError(f"{path}: does not read as {kind} ({type(err).__name__}: {err}); check --format") from None
+    dataset = join_labels(dataset, Path(labels), kind) if labels is not None else dataset
+    dataset.format = kind
+    unlabelled = sum(s.answer is None for s in dataset.samples)
+    if unlabelled:
+        dataset.counts["unlabelled"] = unlabelled
+    return dataset
+
+
+def agent_task(fmt: str, samples: list) -> int:
+    """The illusion agent's task for a dataset: its format's, else 2 when samples carry options."""
+    if fmt in AGENT_TASKS:
+        return AGENT_TASKS[fmt]
+    return 2 if any(s.choices for s in samples) else 1
+
+
+def resolve_task(given: int | None, fmt: str, samples: list, path: Path) -> int:
+    """--task, or the one the dataset's format implies; a contradiction is refused rather than run wrong."""
+    inferred = agent_task(fmt, samples)
+    if given is not None and fmt in AGENT_TASKS and given != inferred:
+        raise DatasetError(f"--task {given}: {path} is a {fmt} dataset, which is Task {inferred}; pass --task "
+                           f"{inferred} or leave --task out")
+    return given or inferred

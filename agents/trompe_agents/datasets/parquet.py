@@ -10,6 +10,7 @@ from typing import Any
 
 from .base import DatasetError
 from .files import require_columns
+from .splits import pick_split
 
 IMAGE_MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"GIF8": ".gif", b"RIFF": ".webp", b"BM": ".bmp"}
 
@@ -37,18 +38,27 @@ def parquet_files(path: Path) -> list[Path]:
 
 def parquet_columns(path: Path) -> list[str]:
     """Column names of the first parquet file, read from its schema only."""
-    return list(pyarrow_parquet().read_schema(parquet_files(path)[0]).names)
+    first = parquet_files(path)[0]
+    try:
+        return list(pyarrow_parquet().read_schema(first).names)
+    except Exception as err:
+        raise DatasetError(f"{first}: not a readable parquet file ({err})") from None
 
 
-def read_rows(path: Path, need: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Rows of every parquet file, each with a 'file: row N' label for error messages."""
+def read_rows(path: Path, need: list[str], split: str | None = None, benchmark: str = ""
+              ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+    """Rows of the chosen split's parquet files, each with a 'file: row N' label for error messages."""
     pq = pyarrow_parquet()
+    files, chosen = pick_split(parquet_files(path), split, benchmark, path)
     rows = []
-    for file in parquet_files(path):
-        table = pq.read_table(file)
+    for file in files:
+        try:
+            table = pq.read_table(file)
+        except Exception as err:  # pyarrow raises several types for a file that is not parquet
+            raise DatasetError(f"{file}: not a readable parquet file ({err})") from None
         require_columns(table.column_names, need, str(file))
         rows += [(f"{file}: row {i}", row) for i, row in enumerate(table.to_pylist())]
-    return rows
+    return rows, chosen
 
 
 def images_folder(images_root: Path | None, name: str, source: Path) -> Path:

@@ -1,4 +1,4 @@
-"""One illusion sample end to end: route, main agent, rescue agent on the same session, last-resort default."""
+"""One illusion sample end to end: route, main agent, rescue agent on the same session; never an invented answer."""
 
 from __future__ import annotations
 
@@ -11,24 +11,26 @@ from typing import Any
 from PIL import Image
 
 from ..backends.base import Backend
+from ..final_answer import LETTERS, choice_schema, option_letters, without_format_instructions
 from ..loop import AgentResult, run_agent
-from ..messages import Usage
+from ..messages import ImagePart, Usage
+from ..statefiles import failure_kind
 from ..toolclient import SessionInfo, ToolClient
 from ..trace import Trace
 from .normalize import normalize_image
 from .prompts import Prompts
-from .router import Route, route
+from .classify import CLASSIFY_MODES, ROUTERS, decide_route
+from .router import TASK_TOOLS, Route
 
-LETTERS = ("A", "B", "C", "D")
 TASK_TAGS = {1: ["core"], 2: ["core", "analysis"]}
-DEFAULT_ANSWER = {1: "no", 2: "A"}  # the last resort, recorded as agent "default"
 
 
-def answer_schema(task: int) -> dict[str, Any]:
-    """Task I: yes/no; Task II: one letter A-D. Reasons first, so models reason before committing."""
-    choices = ["yes", "no"] if task == 1 else list(LETTERS)
-    return {"type": "object", "additionalProperties": False, "required": ["reasons", "answer"],
-            "properties": {"reasons": {"type": "string"}, "answer": {"type": "string", "enum": choices}}}
+def answer_schema(task: int, choices: list[str] | None = None) -> dict[str, Any]:
+    """Task I: yes/no; Task II: one letter per real option of the item (A-C for three, up to A-H; A-D if the
+    item lists none)."""
+    if task == 1:
+        return choice_schema(["yes", "no"])
+    return choice_schema(option_letters(len(choices)) if choices else list(LETTERS[:4]))
 
 
 @dataclass
@@ -41,6 +43,9 @@ class AgentConfig:
     max_rounds: int = 10
     rescue_rounds: int = 3
     normalize: bool = False
+    no_tools: bool = False  # the baseline: same prompts, no tools offered
+    router: str = "model"  # the paper: the model names the category first; regex is the hint/fallback
+    classify: str = "first-turn"
     prompts: Prompts = field(default_factory=Prompts)
 
     def __post_init__(self):
@@ -49,24 +54,37 @@ class AgentConfig:
         if self.max_rounds < 1 or self.rescue_rounds < 1:
             raise ValueError(f"max_rounds and rescue_rounds must be at least 1, got {self.max_rounds} and "
                              f"{self.rescue_rounds}")
+        if self.router not in ROUTERS:
+            raise ValueError(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
+        if self.classify not in CLASSIFY_MODES:
+            raise ValueError(f"classify must be one of {', '.join(CLASSIFY_MODES)}, got {self.classify!r}")
 
     @property
     def effective_tags(self) -> list[str]:
         return self.tags if self.tags is not None else TASK_TAGS[self.task]
 
+    @property
+    def effective_allow(self) -> list[str] | None:
+        """The paper's table of tools for the task, unless --tools or --allow chose otherwise."""
+        if self.allow is not None or self.tags is not None:
+            return self.allow
+        return list(TASK_TOOLS[self.task])
+
     def describe(self) -> dict[str, Any]:
-        return {"task": self.task, "tags": self.effective_tags, "allow": self.allow, "max_rounds": self.max_rounds,
-                "rescue_rounds": self.rescue_rounds, "normalize": self.normalize,
+        return {"task": self.task, "tags": self.effective_tags, "allow": self.effective_allow,
+                "max_rounds": self.max_rounds, "rescue_rounds": self.rescue_rounds, "normalize": self.normalize,
+                "no_tools": self.no_tools,
+                "router": self.router, "classify": self.classify,
                 "prompts": self.prompts.hashes()}
 
 
 @dataclass
 class Outcome:
-    """The final word on one sample: a valid answer always, and which agent gave it."""
+    """The final word on one sample: the answer and which agent gave it, or why there is none."""
 
-    answer: str
+    answer: str | None
     reasons: str
-    agent: str  # "main", "rescue" or "default"
+    agent: str | None  # "main" or "rescue"; None when no agent answered (see error_kind)
     route: Route
     rounds: int
     usage: Usage
@@ -75,13 +93,18 @@ class Outcome:
     errors: list[str]
     trace_dir: Path | None
     seconds: float
+    error_kind: str | None = None  # why no agent answered: auth, not_found, empty_reply, invalid_answer, ...
+    refused: list[str] = field(default_factory=list)  # tool calls refused (bad arguments) and ...
+    unknown: list[str] = field(default_factory=list)  # ... of tools never offered
+    empty_replies: int = 0
 
 
 def compose_question(question: str, choices: list[str] | None, hint: str) -> str:
-    """The question, its lettered options (unless already in the text) and the router's hint."""
-    text = question.strip()
+    """The question (without the dataset's own answer-format instructions), its lettered options (unless already
+    in the text) and the router's hint."""
+    text = without_format_instructions(question)
     if choices and not all(c.strip() in text for c in choices):
-        text += "\n\nOptions:\n" + "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices[:4]))
+        text += "\n\nOptions:\n" + "\n".join(f"{letter}. {c}" for letter, c in zip(LETTERS, choices))
     return f"{text}\n\n{hint}"
 
 
@@ -103,7 +126,7 @@ def prepare_images(paths: list[Path], normalize: bool) -> tuple[dict[str, Path |
 
 
 class IllusionAgent:
-    """Answers one sample with the main agent, then the rescue agent, then the default if both fail."""
+    """Answers one sample with the main agent, and with the rescue agent when main spent its round budget."""
 
     def __init__(self, backend: Backend, tools: ToolClient, config: AgentConfig | None = None):
         self.backend, self.tools = backend, tools
@@ -113,62 +136,82 @@ class IllusionAgent:
                      trace_dir: Path | None = None) -> Outcome:
         cfg = self.config
         started = time.monotonic()
-        trace = Trace(trace_dir) if trace_dir else None
-        routed = route(question, cfg.task)
-        prompt = compose_question(question, choices, routed.hint())
+        # One image store per run (traces are siblings): an image several samples show is kept once.
+        trace = Trace(trace_dir, store=Path(trace_dir).parent / ".images") if trace_dir else None
         inputs, normalized = prepare_images(images, cfg.normalize)
-        if trace:
-            trace.event("route", "router", **asdict(routed))
-            if cfg.normalize:
-                trace.event("normalize", "preprocess", images=normalized)
+        if trace and cfg.normalize:
+            trace.event("normalize", "preprocess", images=normalized)
         info = await self.tools.open_session(inputs)
         results: dict[str, AgentResult] = {}
         try:
+            routed, routing_usage = await self._route(compose_question(question, choices, ""), info)
+            if trace:
+                trace.event("route", "router", **asdict(routed), usage=asdict(routing_usage))
+            prompt = compose_question(question, choices, routed.hint())
+            schema = answer_schema(cfg.task, choices)
             results["main"] = await self._attempt("main", cfg.prompts.system(cfg.task), prompt, cfg.max_rounds,
-                                                  info, trace)
+                                                  info, trace, schema)
             if _needs_rescue(results["main"]):  # same session: every image main made is still there
-                note = f"\n\n(A previous attempt stopped: {_why(results['main'])}.)"
+                note = "\n\n(A previous attempt stopped: it used all its tool rounds without answering.)"
                 results["rescue"] = await self._attempt("rescue", cfg.prompts.rescue(cfg.task), prompt + note,
-                                                        cfg.rescue_rounds, info, trace)
+                                                        cfg.rescue_rounds, info, trace, schema)
         finally:
             await self.tools.close_session(info.id)
-        return self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
+        outcome = self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
+        outcome.usage = outcome.usage + routing_usage
+        return outcome
+
+    async def _route(self, question: str, info: SessionInfo) -> tuple[Route, Usage]:
+        """The category: the model names it (shown the images in first-turn mode), or the regex router does."""
+        cfg = self.config
+        shown = []
+        if cfg.router != "regex" and cfg.classify == "first-turn":
+            shown = [ImagePart(name, await self.tools.image_png(info.id, name)) for name in info.sizes]
+        decided = await decide_route(self.backend, task=cfg.task, question=question, router=cfg.router,
+                                     mode=cfg.classify, system=cfg.prompts.system(cfg.task),
+                                     template=cfg.prompts.text("classify"), images=shown)
+        return decided.route, decided.usage
 
     async def _attempt(self, agent: str, system: str, question: str, rounds: int, info: SessionInfo,
-                       trace: Trace | None) -> AgentResult:
+                       trace: Trace | None, schema: dict[str, Any]) -> AgentResult:
         """One agent's run; a broken session or tool listing becomes an error result, not an exception."""
         cfg = self.config
         try:
             return await run_agent(self.backend, self.tools, system=system, question=question,
                                    images={name: Path(name) for name in info.sizes},
-                                   final_schema=answer_schema(cfg.task), max_rounds=rounds,
-                                   tags=cfg.effective_tags, allow=cfg.allow, trace=trace, agent_name=agent,
-                                   session=info.id)
+                                   final_schema=schema, max_rounds=rounds,
+                                   tags=cfg.effective_tags, allow=cfg.effective_allow, trace=trace, agent_name=agent,
+                                   session=info.id, offer_tools=not cfg.no_tools)
         except Exception as exc:
-            return AgentResult(None, "", 0, Usage(), "error", f"{type(exc).__name__}: {exc}")
+            return AgentResult(None, "", 0, Usage(), "error", f"{type(exc).__name__}: {exc}",
+                               error_kind=failure_kind(exc))
 
     def _outcome(self, results: dict[str, AgentResult], routed: Route, trace: Trace | None,
                  trace_dir: Path | None, seconds: float) -> Outcome:
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
-        answered = next(((name, r) for name, r in results.items() if not _needs_rescue(r)), None)
+        answered = next(((name, r) for name, r in results.items() if _answered(r)), None)
+        agent, answer, reasons, kind = None, None, "", None
         if answered:
             agent, answer, reasons = answered[0], answered[1].answer["answer"], answered[1].answer["reasons"]
         else:
-            agent, answer = "default", DEFAULT_ANSWER[self.config.task]
-            reasons = "no agent gave a valid answer; deterministic default"
+            kind = list(results.values())[-1].error_kind or "no_answer"  # the last agent's reason
         usage = sum((r.usage for r in results.values()), Usage())
         stops = {name: r.stop for name, r in results.items()}
         if trace:
-            trace.event("final", agent, answer=answer, reasons=reasons, stops=stops, errors=errors)
-        return Outcome(answer, reasons, agent, routed, sum(r.rounds for r in results.values()), usage,
-                       [c for r in results.values() for c in r.tool_calls], stops, errors, trace_dir, seconds)
+            trace.event("final", agent or "none", answer=answer, reasons=reasons, stops=stops, errors=errors,
+                        error_kind=kind)
+        every = list(results.values())
+        return Outcome(answer, reasons, agent, routed, sum(r.rounds for r in every), usage,
+                       [c for r in every for c in r.tool_calls], stops, errors, trace_dir, seconds, kind,
+                       [c for r in every for c in r.refused], [c for r in every for c in r.unknown],
+                       sum(r.empty_replies for r in every))
+
+
+def _answered(result: AgentResult) -> bool:
+    return result.stop == "answer" and isinstance(result.answer, dict) and "answer" in result.answer
 
 
 def _needs_rescue(result: AgentResult) -> bool:
-    return result.stop != "answer" or not isinstance(result.answer, dict) or "answer" not in result.answer
-
-
-def _why(result: AgentResult) -> str:
-    return {"max_rounds": "it used all its tool rounds without answering",
-            "invalid_answer": "its final answer did not match the required format"}.get(
-        result.stop, f"an error ({result.error})")
+    """The paper's trigger: the main agent spent its request budget without answering. Backend errors, empty
+    replies and invalid answers are recorded as failures instead (a rescue on the same backend would not help)."""
+    return result.stop == "max_rounds"

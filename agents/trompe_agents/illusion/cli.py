@@ -5,20 +5,37 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
 from trompe_server.errors import PluginError
 
-from ..cliopts import add_backend_args, add_server_args, backend_from_args, comma_list, toolclient_from_args
+from ..cliopts import (
+    add_backend_args,
+    add_executor_args,
+    add_server_args,
+    backend_from_args,
+    backend_options_from_args,
+    comma_list,
+    fraction,
+    out_folder,
+    server_choice_from_args,
+    stop_on_sigterm,
+    toolclient_from_args,
+)
+from ..executors import WorkerSpec, create_executor
 from ..toolclient import ToolClientError
+from ..datasets.cliargs import add_dataset_args, describe_counts
+from ..datasets.metrics import HALLUSION_VARIANTS
 from .agent import AgentConfig, IllusionAgent
+from .classify import CLASSIFY_MODES, ROUTERS
 from .pricing import parse_prices
 from .prompts import NAMES, Prompts, parse_overrides
 
 PROG = "illusion-agent"
+EXIT_OK, EXIT_ERROR, EXIT_FAILED, EXIT_STOPPED = 0, 1, 3, 4  # 2: argparse's usage errors; 130: interrupted
 
 
 def add_global_args(parser: argparse.ArgumentParser) -> None:
@@ -28,13 +45,23 @@ def add_global_args(parser: argparse.ArgumentParser) -> None:
 
 def add_agent_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("illusion agent")
-    group.add_argument("--task", type=int, choices=(1, 2), default=1,
-                       help="1: yes/no about a classic illusion; 2: multiple choice A-D (default 1)")
+    group.add_argument("--task", type=int, choices=(1, 2),
+                       help="1: yes/no about a classic illusion; 2: multiple choice (default: from the dataset's "
+                            "format, or 2 when --choices are given, else 1)")
     group.add_argument("--rescue-rounds", type=int, default=3, help="rounds of the rescue agent (default 3)")
     group.add_argument("--allow", help="comma-separated tool names to offer (within the task's tags)")
+    group.add_argument("--no-tools", action="store_true",
+                       help="the baseline: same prompts, no tools offered (recorded in the run; compare runs with "
+                            f"`{PROG} compare`)")
     group.add_argument("--normalize", action="store_true",
                        help="snap near-flat colours onto their palette before the model sees the image "
                             "(against JPEG artefacts; off by default, recorded in the run)")
+    group.add_argument("--router", choices=ROUTERS, default="model",
+                       help="who names the question's category: model (the paper's way, default; the regex router "
+                            "is the fallback), both (the model, shown the regex router's guess) or regex")
+    group.add_argument("--classify", choices=CLASSIFY_MODES, default="first-turn",
+                       help="how the model classifies: first-turn (agent prompt and images, default) or call (one "
+                            "short text-only request)")
     group.add_argument("--prompt", action="append", metavar="[NAME=]FILE",
                        help=f"replace a prompt: FILE replaces the task's main prompt, NAME=FILE one of "
                             f"{', '.join(NAMES)} (repeatable)")
@@ -56,18 +83,50 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dataset", type=Path, required=True, help="dataset file or folder (probes.jsonl, ...)")
     run.add_argument("--format", help="dataset format (default: guessed from the path)")
     run.add_argument("--labels", type=Path, help="label file joining answers to an unlabelled set")
-    run.add_argument("--out", type=Path, required=True, help="run folder: results.jsonl, run.json, traces/")
+    add_dataset_args(run)
+    run.add_argument("--out", type=out_folder, required=True, help="run folder: results.jsonl, run.json, traces/")
     run.add_argument("--concurrency", type=int, default=4, help="samples in flight at once (default 4)")
     run.add_argument("--limit", type=int, help="only the first N samples")
     run.add_argument("--rate-limit", type=float, metavar="RPM", help="backend requests per minute (default: none)")
-    run.add_argument("--retry-errors", action="store_true", help="rerun samples whose run failed with an error")
-    run.add_argument("--price", action="append", metavar="MODEL=IN,OUT",
-                     help="USD per million input/output tokens for the cost estimate (repeatable)")
+    add_executor_args(run, "samples are answered (results.jsonl is written by this process either way)",
+                      "its own backend client and tool server")
+    run.add_argument("--retry-errors", action="store_true",
+                     help="rerun every sample without a model answer (an error of any kind, or an old default)")
+    run.add_argument("--price", action="append", metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
+                     help="USD per million input/output (and prompt-cache read/write) tokens for the cost "
+                          "estimate (repeatable)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_agent_args(run)
 
+    routing = subs.add_parser("route", help="the regex router's category for a question, or its accuracy per "
+                                            "category on a labelled question file")
+    routing.add_argument("question", nargs="?", help="a question to route")
+    routing.add_argument("--task", type=int, choices=(1, 2), default=1, help="1 or 2 (default 1)")
+    routing.add_argument("--questions", type=Path, metavar="JSONL",
+                         help="labelled questions, one JSON object a line: task, category, question")
+    routing.add_argument("--min-accuracy", type=fraction, metavar="F",
+                         help="exit with status 1 when the overall accuracy is below F (0-1)")
+
     report = subs.add_parser("report", help="write RUN_DIR/report/index.html")
     report.add_argument("run_dir", type=Path)
+    report.add_argument("--metric-variant", choices=HALLUSION_VARIANTS, default="official",
+                        help="HallusionBench scoring: the official utils.py or lmms-eval's (default official)")
+
+    compare = subs.add_parser("compare", help="accuracy per category/family of two runs side by side, and the "
+                                               "samples that flipped (e.g. a run and its --no-tools baseline)")
+    compare.add_argument("run_a", type=Path)
+    compare.add_argument("run_b", type=Path)
+    compare.add_argument("--html", type=Path, help="HTML file to write (default: RUN_B/report/compare.html)")
+
+    trace = subs.add_parser("trace", help="read traces without Python")
+    trace_subs = trace.add_subparsers(dest="trace_command", required=True)
+    show = trace_subs.add_parser("show", help="print a run's or a sample's trace as text (turns, tool calls with "
+                                              "arguments, image ids, errors), or write it as an HTML page")
+    show.add_argument("path", type=Path, help="a run folder, a sample's trace folder, or its trace.jsonl")
+    show.add_argument("--sample", metavar="ID", help="only this sample of a run")
+    show.add_argument("--html", type=Path, nargs="?", const=True, metavar="FILE",
+                      help="write an HTML page instead (default FILE: trace.html in the trace or run folder)")
+    show.add_argument("--width", type=int, default=300, help="shorten texts to this many characters (default 300)")
 
     submit = subs.add_parser("submit", help="write the challenge submission file of a run")
     submit.add_argument("run_dir", type=Path)
@@ -80,6 +139,40 @@ def build_parser() -> argparse.ArgumentParser:
             if action.dest in _global_dests(parser):
                 action.default = argparse.SUPPRESS
     return parser
+
+
+def route_command(args: argparse.Namespace) -> int:
+    """Print one question's route, or the per-category accuracy table of a labelled file."""
+    from .router import route
+    from .router_report import evaluate, load_questions
+
+    if (args.question is None) == (args.questions is None):
+        raise ValueError("give either a QUESTION or --questions FILE")
+    if args.question is not None:
+        routed = route(args.question, args.task)
+        print(f"category: {routed.category} (score {routed.score}); tools: {', '.join(routed.tools)}")
+        for cue in routed.matched:
+            print(f"cue: {cue}")
+        return 0
+    report = evaluate(load_questions(args.questions))
+    print(report.table())
+    if args.min_accuracy is not None and report.accuracy < args.min_accuracy:
+        print(f"accuracy {report.accuracy:.1%} is below --min-accuracy {args.min_accuracy:.1%}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    """Print the comparison and write it as HTML."""
+    from .compare import compare_runs
+
+    comparison = compare_runs(args.run_a, args.run_b)
+    html = args.html or args.run_b / "report" / "compare.html"
+    html.parent.mkdir(parents=True, exist_ok=True)
+    html.write_text(comparison.html(), encoding="utf-8")
+    print(comparison.text())
+    print(f"html: {html}")
+    return EXIT_OK
 
 
 def _global_dests(parser: argparse.ArgumentParser) -> set[str]:
@@ -95,11 +188,14 @@ def quiet_http_logs() -> None:
 def agent_config(args: argparse.Namespace) -> AgentConfig:
     tags, allow = comma_list(args.tools), comma_list(args.allow)
     return AgentConfig(task=args.task, tags=tags, allow=allow, max_rounds=args.max_rounds,
-                       rescue_rounds=args.rescue_rounds, normalize=args.normalize,
+                       rescue_rounds=args.rescue_rounds, normalize=args.normalize, no_tools=args.no_tools,
+                       router=args.router,
+                       classify=args.classify,
                        prompts=Prompts(parse_overrides(args.prompt, args.task)))
 
 
 async def ask(args: argparse.Namespace) -> int:
+    args.task = args.task or (2 if args.choices else 1)
     for image in args.image:
         if not image.is_file():
             raise SystemExit(f"{PROG} ask: image: no such file {str(image)!r}")
@@ -110,6 +206,13 @@ async def ask(args: argparse.Namespace) -> int:
         await tools.list_tools(config.effective_tags, config.allow)  # fail once, not as a default answer
         outcome = await IllusionAgent(backend, tools, config).answer(args.image, args.question, args.choices,
                                                                      trace)
+    if outcome.answer is None:  # never a made-up answer: one line naming what failed, and a non-zero status
+        from .runner import first_error
+
+        why = first_error({"error": "; ".join(outcome.errors)}) or outcome.error_kind
+        print(f"{PROG} ask: no answer ({outcome.error_kind}): {why}", file=sys.stderr)
+        print(f"trace: {trace / 'trace.jsonl'}", file=sys.stderr)
+        return EXIT_FAILED
     print(f"answer: {outcome.answer}")
     print(f"reasons: {outcome.reasons}")
     print(f"answered by: {outcome.agent} agent, {outcome.rounds} rounds, {outcome.usage.total} tokens, "
@@ -121,25 +224,59 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 async def run(args: argparse.Namespace) -> int:
-    from ..datasets import load_dataset
-    from .runner import RunOptions, run_samples
+    from ..datasets.load import load_dataset, resolve_task
+    from ..datasets.metrics import benchmark_metrics, summary_line
+    from .runner import RunOptions, RunStopped, run_samples
+    from .stats import has_answer, summary
 
+    dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
+                           split=args.split)
+    samples = list(dataset)
+    args.task = resolve_task(args.task, dataset.format, samples, args.dataset)
+    print(f"{len(samples)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
+          f"{describe_counts(dataset)}", file=sys.stderr)
     config = agent_config(args)
     options = RunOptions(out=args.out, concurrency=args.concurrency, limit=args.limit, rate_limit=args.rate_limit,
                          retry_errors=args.retry_errors, prices=parse_prices(args.price),
                          progress=not args.no_progress,
                          meta={"command": [PROG, *args.argv], "dataset": str(args.dataset),
-                               "format": args.format, "labels": str(args.labels) if args.labels else None})
-    samples = list(load_dataset(args.dataset, format=args.format, labels=args.labels))
+                               "format": dataset.format, "split": args.split, "counts": dataset.counts,
+                               "images_root": str(args.images_root) if args.images_root else None,
+                               "labels": str(args.labels) if args.labels else None})
     backend = backend_from_args(args, PROG)
+    executor = create_executor(args.executor, WorkerSpec(
+        backend=args.backend, options=backend_options_from_args(args, PROG), config=config, out=args.out.resolve(),
+        server=server_choice_from_args(args), prices=options.prices, rate_limit=args.rate_limit),
+        workers=args.workers, concurrency=args.concurrency, ray_address=args.ray_address)
     async with toolclient_from_args(args) as tools:
-        records = await run_samples(samples, backend, tools, config, options)
-    scored = [r for r in records.values() if r.get("correct") is not None]
-    accuracy = f", accuracy {sum(r['correct'] for r in scored) / len(scored):.1%}" if scored else ""
-    agents = Counter(r.get("agent") for r in records.values())
-    print(f"{len(records)} results in {args.out / 'results.jsonl'}{accuracy}; answered by rescue "
-          f"{agents['rescue']}, default {agents['default']}, failed {agents[None]}")
+        try:
+            records = await run_samples(samples, backend, tools, config, options, executor=executor)
+        except RunStopped as stop:
+            print(f"{PROG} run: {stop}", file=sys.stderr)
+            print("fix it, then rerun the same command with --retry-errors to redo those samples", file=sys.stderr)
+            return EXIT_STOPPED
+    print(f"{summary(records.values())}; in {args.out / 'results.jsonl'}")
+    print(summary_line(benchmark_metrics(dataset.format, records.values())))
     print(f"next: {PROG} report {args.out}")
+    if not all(has_answer(r) for r in records.values()):
+        print("some samples have no answer; rerun with --retry-errors to redo them", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def trace_command(args: argparse.Namespace) -> int:
+    from ..traceview import show_text, write_html
+
+    if args.width < 20:
+        raise ValueError(f"--width: {args.width} is too small; accepted: 20 or more")
+    if args.html is None:
+        try:
+            print(show_text(args.path, args.sample, args.width))
+        except BrokenPipeError:  # `| head` closed the pipe: that is the reader's choice, not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    else:
+        out = None if args.html is True else args.html
+        print(f"trace page: {write_html(args.path, out, args.sample)}")
     return 0
 
 
@@ -147,19 +284,26 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in run.json
     quiet_http_logs()
+    stop_on_sigterm()
     try:
         if args.command == "ask":
             return asyncio.run(ask(args))
         if args.command == "run":
             return asyncio.run(run(args))
+        if args.command == "route":
+            return route_command(args)
+        if args.command == "compare":
+            return compare_command(args)
+        if args.command == "trace":
+            return trace_command(args)
         if args.command == "report":
             from .report import write_report
 
-            print(f"report: {write_report(args.run_dir)}")
+            print(f"report: {write_report(args.run_dir, args.metric_variant)}")
             return 0
         from .submit import write_submission
 
-        print(f"submission: {write_submission(args.run_dir, args.format, args.output)}")
+        print(f"submission: {write_submission(args.run_dir, args.format, args.output)} (model.json beside it)")
         return 0
     except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools
         raise SystemExit(f"{PROG} {args.command}: {exc}") from None

@@ -1,40 +1,53 @@
-"""Estimated cost of a run: a small per-model price table (USD per million tokens), overridable."""
+"""Estimated cost of a run from the model catalogue's list prices (USD per million tokens), overridable.
+
+Prompt-cache reads and writes are billed at their own rates (Claude's cache write at 1.25x input, reads at about a
+tenth); a vendor that reports no cache tokens is billed at the plain input rate.
+"""
 
 from __future__ import annotations
 
+from ..backends.catalogue import MODELS, Price, lookup
+
+__all__ = ["PRICES", "Price", "cost", "parse_prices", "price_of"]
 from ..messages import Usage
 
-# Rough list prices (input, output) per million tokens; estimates only -- override with --price MODEL=IN,OUT.
-PRICES: dict[str, tuple[float, float]] = {
-    "gemini-3-flash-preview": (0.50, 3.00),
-    "gemini-3.1-flash-lite-preview": (0.25, 1.50),
-    "gemini-2.5-flash": (0.30, 2.50),
-    "gemini-2.5-pro": (1.25, 10.00),
-    "gpt-5-mini": (0.25, 2.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4o": (2.50, 10.00),
-    "claude-haiku-4-5": (1.00, 5.00),
-    "claude-sonnet-4-5": (3.00, 15.00),
-    "claude-sonnet-4-6": (3.00, 15.00),
-}
+# Estimates only -- override with --price MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]].
+PRICES: dict[str, Price] = {m.id: m.price for m in MODELS if m.price}
 
 
-def parse_prices(values: list[str] | None) -> dict[str, tuple[float, float]]:
-    """`MODEL=IN,OUT` entries (USD per million input/output tokens) on top of the built-in table."""
+def parse_prices(values: list[str] | None) -> dict[str, Price]:
+    """`MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]` entries (USD per million tokens) on top of the catalogue."""
     table = dict(PRICES)
     for value in values or []:
-        model, _, pair = value.partition("=")
+        model, _, numbers = value.partition("=")
         try:
-            cost_in, cost_out = (float(x) for x in pair.split(","))
+            parts = [float(x) for x in numbers.split(",")]
+            if not model or not 2 <= len(parts) <= 4 or min(parts) < 0:
+                raise ValueError(value)
         except ValueError:
-            raise ValueError(f"--price must be MODEL=IN,OUT in USD per million tokens, got {value!r}") from None
-        table[model] = (cost_in, cost_out)
+            raise ValueError("--price must be MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]] in USD per million "
+                             f"tokens, got {value!r}") from None
+        table[model] = Price(*parts)
     return table
 
 
-def cost(usage: Usage, model: str, table: dict[str, tuple[float, float]]) -> float | None:
+def price_of(model: str, table: dict[str, Price]) -> Price | None:
+    """The table's price for a model, for a snapshot of it (longest known prefix), or for the model an alias means."""
+    if model in table:
+        return table[model]
+    prefix = max((name for name in table if model.startswith(name)), key=len, default=None)
+    if prefix:
+        return table[prefix]
+    return lookup(model).price  # an alias: the price of the model it stands for
+
+
+def cost(usage: Usage, model: str, table: dict[str, Price]) -> float | None:
     """USD for this usage, or None for a model the table does not know (reasoning is billed as output)."""
-    price = table.get(model) or next((p for name, p in table.items() if model.startswith(name)), None)
+    price = price_of(model, table)
     if price is None:
         return None
-    return (usage.input_tokens * price[0] + (usage.output_tokens + usage.reasoning_tokens) * price[1]) / 1e6
+    read = price.cache_read if price.cache_read is not None else price.input
+    write = price.cache_write if price.cache_write is not None else price.input
+    fresh = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
+    return (fresh * price.input + usage.cached_tokens * read + usage.cache_write_tokens * write
+            + (usage.output_tokens + usage.reasoning_tokens) * price.output) / 1e6

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trompe_prompts import read_prompt
 
-NAMES = ("task1", "task2", "lessons", "rescue")
+NAMES = ("task1", "task2", "lessons", "rescue", "classify")
 
 
 def packaged(name: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import sys
 import time
@@ -12,18 +13,27 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from ..backends.base import Backend
-from ..datasets.base import Sample
+from ..datasets.base import DatasetError, Sample
+from ..datasets.metrics import metric_keys
 from ..messages import Usage
+from ..statefiles import TRANSIENT_KIND, cut_torn_tail, failure_kind, read_json, write_json_atomic
 from ..toolclient import ToolClient
 from ..trace import SAFE_NAME
 from .agent import AgentConfig, IllusionAgent
-from .pricing import PRICES, cost
+from .pricing import PRICES, Price, cost
+from .stats import has_answer
 
+if TYPE_CHECKING:
+    from ..executors.worker import Executor
+
+# errors every later sample would repeat (quota and credit only surface once every --fallback-model is spent)
+STOP_KINDS = ("auth", "permission", "not_found", "connection", "quota", "credit")
+STOP_AFTER = 3  # the first samples of a run failing alike with one of those stop it
 RESULTS = "results.jsonl"
 META = "run.json"
 TRACES = "traces"
@@ -70,7 +80,7 @@ class RunOptions:
     limit: int | None = None
     rate_limit: float | None = None  # requests per minute, per backend
     retry_errors: bool = False
-    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(PRICES))
+    prices: dict[str, Price] = field(default_factory=lambda: dict(PRICES))
     progress: bool = True
     meta: dict[str, Any] = field(default_factory=dict)  # command, dataset, ... recorded in run.json
 
@@ -81,6 +91,14 @@ class RunOptions:
             raise ValueError(f"limit must be at least 1, got {self.limit}")
         if self.rate_limit is not None and self.rate_limit <= 0:
             raise ValueError(f"rate limit must be > 0 requests per minute, got {self.rate_limit:g}")
+
+
+class RunStopped(RuntimeError):
+    """The first samples all failed with the same error that no retry fixes; the message is that error."""
+
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -99,11 +117,7 @@ def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 def repair_tail(path: Path) -> None:
     """Cut a partial last line (the process died mid-write) so the next append starts on a fresh line."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    data = path.read_bytes()
-    if not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+    cut_torn_tail(path)
 
 
 def is_correct(answer: str | None, label: str | None, task: int) -> bool | None:
@@ -120,15 +134,16 @@ def trace_dir(run_dir: Path, sample_id: str) -> Path:
 
 
 class Tally:
-    """Running accuracy, tokens and cost for the progress bar."""
+    """Running accuracy, failures, tokens and cost for the progress bar."""
 
     def __init__(self, records: Iterable[dict[str, Any]]):
-        self.scored = self.right = self.tokens = 0
+        self.scored = self.right = self.tokens = self.failed = 0
         self.cost: float | None = 0.0
         for record in records:
             self.add(record)
 
     def add(self, record: dict[str, Any]) -> None:
+        self.failed += not has_answer(record)
         if record.get("correct") is not None:
             self.scored += 1
             self.right += bool(record["correct"])
@@ -140,16 +155,16 @@ class Tally:
             self.cost += record.get("cost") or 0.0
 
     def postfix(self) -> dict[str, str]:
-        shown = {"acc": f"{self.right / self.scored:.1%}" if self.scored else "-",
+        shown = {"acc": f"{self.right / self.scored:.1%}" if self.scored else "-", "fail": str(self.failed),
                  "tok": f"{self.tokens:,}"}
         shown["cost"] = f"${self.cost:.4f}" if self.cost is not None else "?"
         return shown
 
 
 async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
-                      options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None
-                      ) -> dict[str, dict[str, Any]]:
-    """Answer every unfinished sample with K concurrent workers; returns all records of the run."""
+                      options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None,
+                      executor: Executor | None = None) -> dict[str, dict[str, Any]]:
+    """Answer every unfinished sample with K concurrent workers (or on an executor's); returns all records."""
     await tools.list_tools(config.effective_tags, config.allow)  # an unknown tag or tool would fail every sample
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -163,7 +178,8 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
     path = out / RESULTS
     repair_tail(path)
     done = read_results(out)
-    finished = {i for i, r in done.items() if not (options.retry_errors and r.get("error_kind") == "run")}
+    finished = {i for i, r in done.items() if r.get("error_kind") != TRANSIENT_KIND
+                and not (options.retry_errors and not has_answer(r))}
     todo = [(position, s) for position, s in enumerate(samples) if s.id not in finished]
     write_meta(out, backend, config, options, total=len(samples), todo=len(todo), order=order)
     if options.rate_limit is not None:
@@ -176,6 +192,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
     queue: asyncio.Queue = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
+    first: list[dict[str, Any]] = []  # this invocation's first records, until one is answered or they agree
 
     with path.open("a", encoding="utf-8") as results:
         def record(entry: dict[str, Any]) -> None:
@@ -187,21 +204,68 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
             bar.update(1)
             if on_result:
                 on_result(entry)
+            if len(first) < STOP_AFTER:
+                first.append(entry)
+
+        def stopped() -> dict[str, Any] | None:
+            """The shared error when the first STOP_AFTER samples failed alike with a STOP_KINDS error."""
+            kinds = {r.get("error_kind") for r in first}
+            if len(first) >= STOP_AFTER and len(kinds) == 1 and kinds <= set(STOP_KINDS):
+                return first[-1]
+            return None
 
         async def worker() -> None:
-            while not queue.empty():
+            while not queue.empty() and stopped() is None:
                 position, sample = queue.get_nowait()
                 record(await answer_one(agent, sample, position, out, config.task, options.prices))
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(options.concurrency, len(todo)) or 1)))
+            if executor is not None:
+                await run_on(executor, queue, record, stopped)
+            else:
+                await asyncio.gather(*(worker() for _ in range(min(options.concurrency, len(todo)) or 1)))
         finally:
             bar.close()
+    if (failed := stopped()) is not None and not queue.empty():
+        raise RunStopped(f"stopped: the first {len(first)} samples failed with the same error: "
+                         f"{first_error(failed)}", failed["error_kind"])
     return done
 
 
+class _Stop(Exception):
+    """Raised from the delivery callback to stop an executor once the run has failed as a whole."""
+
+
+async def run_on(executor: Executor, queue: asyncio.Queue, record: Callable[[dict[str, Any]], None],
+                 stopped: Callable[[], dict[str, Any] | None]) -> None:
+    """Hand the queued samples to an executor; whatever it has not delivered when the run stops stays queued."""
+    items = [queue.get_nowait() for _ in range(queue.qsize())]
+    delivered: set[str] = set()
+
+    def deliver(entry: dict[str, Any]) -> None:
+        record(entry)
+        delivered.add(entry["id"])
+        if stopped() is not None:
+            raise _Stop
+
+    try:
+        await executor.run(items, deliver)
+    except _Stop:
+        for item in items:
+            if item[1].id not in delivered:
+                queue.put_nowait(item)
+
+
+def first_error(record: dict[str, Any]) -> str:
+    """The record's first error line without the exception class and agent prefixes."""
+    text = re.split(r"; (?=(?:main|rescue): )", record.get("error") or "")[0]  # errors joined per agent
+    for prefix in ("main: ", "rescue: ", "BackendError: ", "QuotaExhausted: "):
+        text = text.removeprefix(prefix)
+    return text
+
+
 async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: Path, task: int,
-                     prices: dict[str, tuple[float, float]]) -> dict[str, Any]:
+                     prices: dict[str, Price]) -> dict[str, Any]:
     """One result record; any failure becomes a recorded error instead of stopping the run."""
     directory = trace_dir(out, sample.id)
     shutil.rmtree(directory, ignore_errors=True)  # a sample cut off by a kill starts its trace afresh
@@ -211,22 +275,28 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
             "label": sample.answer, "category": sample.category,
             "family": meta.get("family"), "magnitude": meta.get("magnitude"),
             "counterfactual": meta.get("counterfactual"), "trace": str(directory.relative_to(out)),
-            "model": agent.backend.model}
+            "model": agent.backend.model, "keys": metric_keys(meta)}
     started = time.monotonic()
     try:
+        if sample.error:  # e.g. its image is missing: this sample fails, the run goes on
+            raise DatasetError(sample.error)
         outcome = await agent.answer(sample.images, sample.question, sample.choices, directory)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # e.g. an unreadable image: record it, the run goes on
         return {**base, "answer": None, "reasons": "", "agent": None, "correct": None, "route": None,
-                "rounds": 0, "usage": asdict(Usage()), "cost": 0.0, "tool_calls": [], "stops": {},
-                "error": f"{type(exc).__name__}: {exc}", "error_kind": "run",
+                "rounds": 0, "usage": asdict(Usage()), "cost": 0.0, "tool_calls": [], "refused_calls": [],
+                "unknown_calls": [], "empty_replies": 0, "stops": {},
+                "error": f"{type(exc).__name__}: {exc}",
+                "error_kind": failure_kind(exc),
                 "seconds": round(time.monotonic() - started, 3), "finished": _now()}
     return {**base, "answer": outcome.answer, "reasons": outcome.reasons, "agent": outcome.agent,
             "correct": is_correct(outcome.answer, sample.answer, task), "route": outcome.route.category,
             "rounds": outcome.rounds, "usage": asdict(outcome.usage),
             "cost": cost(outcome.usage, agent.backend.model, prices), "tool_calls": outcome.tool_calls,
-            "stops": outcome.stops, "error": "; ".join(outcome.errors) or None, "error_kind": None,
+            "refused_calls": outcome.refused, "unknown_calls": outcome.unknown,
+            "empty_replies": outcome.empty_replies, "stops": outcome.stops,
+            "error": "; ".join(outcome.errors) or None, "error_kind": outcome.error_kind,
             "seconds": round(outcome.seconds, 3), "finished": _now()}
 
 
@@ -234,7 +304,7 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
                todo: int, order: list[tuple[str, Any]]) -> dict[str, Any]:
     """run.json: what produced the results; each invocation (first run or resume) is appended."""
     path = out / META
-    meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"created": _now()}
+    meta = read_json(path) if path.exists() else {"created": _now()}
     if meta.get("task", config.task) != config.task:
         raise ValueError(f"{out} holds a Task {meta['task']} run; resume it with --task {meta['task']} or choose "
                          "another --out")
@@ -246,15 +316,16 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
                   "rate_limit": options.rate_limit, "samples": total, "todo": todo}
     meta.update({k: v for k, v in options.meta.items() if k != "command"})
     meta.update({"task": config.task, "backend": backend.name, "model": backend.model,
-                 "normalize": config.normalize, "prompts": config.prompts.hashes(), "order": order})
+                 "normalize": config.normalize, "no_tools": config.no_tools, "prompts": config.prompts.hashes(),
+                 "order": order})
     meta.setdefault("invocations", []).append(invocation)
-    path.write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+    write_json_atomic(path, meta)
     return meta
 
 
 def read_meta(run_dir: Path) -> dict[str, Any]:
     path = Path(run_dir) / META
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return read_json(path) if path.exists() else {}
 
 
 def _now() -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from .runner import read_meta, read_results
+from .stats import has_answer
 
 FORMATS = ("datacv",)
 CODES = {1: {"yes": "1", "no": "0"}, 2: {"A": "0", "B": "1", "C": "2", "D": "3"}}
@@ -17,9 +19,11 @@ def datacv_code(answer: str | None, task: int) -> str:
 
 
 def datacv_lines(records: list[dict[str, Any]], task: int) -> list[str]:
-    """One `<index> <answer>` line per sample in dataset order."""
+    """One `<index> <answer>` line per sample in dataset order; a failed sample (or an old invented default) gets
+    the challenge's own "no answer" code -1."""
     ordered = sorted(records, key=lambda r: r.get("position", 0))
-    return [f"{r.get('index', r['id'])} {datacv_code(r.get('answer'), task)}" for r in ordered]
+    return [f"{r.get('index', r['id'])} {datacv_code(r.get('answer') if has_answer(r) else None, task)}"
+            for r in ordered]
 
 
 def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None) -> Path:
@@ -36,4 +40,21 @@ def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None
         records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position, "answer": None})
     path = Path(out) if out else run_dir / f"submission_{fmt}_task{task}.txt"
     path.write_text("\n".join(datacv_lines(list(records.values()), task)) + "\n", encoding="utf-8")
+    write_model_json(path.parent / MODEL_JSON, meta)
+    return path
+
+
+MODEL_JSON = "model.json"
+
+
+def write_model_json(path: Path, meta: dict[str, Any]) -> Path:
+    """The starter kit's model.json beside the predictions: the model's name and the run's parameters.
+
+    Shape as the organisers' code writes it (ziplab/DDP src/task2.py, `model_info`: {"model", "parameters"}).
+    """
+    agent = next((i.get("agent") for i in reversed(meta.get("invocations", [])) if i.get("agent")), {}) or {}
+    parameters = {"backend": meta.get("backend"), "task": meta.get("task"), "normalize": meta.get("normalize"),
+                  **{k: v for k, v in agent.items() if k not in ("prompts", "task", "normalize")}}
+    path.write_text(json.dumps({"model": meta.get("model"), "parameters": parameters}, indent=2) + "\n",
+                    encoding="utf-8")
     return path

@@ -4,24 +4,40 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 from trompe_server.errors import PluginError
 
 from ..backends.base import BackendError
-from ..cliopts import non_negative_int, positive_int, add_server_args, backend_from_args, toolclient_from_args
+from ..backends.catalogue import LEVELS
+from ..cliopts import (
+    add_executor_args,
+    add_server_args,
+    backend_from_args,
+    backend_options_from_args,
+    non_negative_float,
+    non_negative_int,
+    out_folder,
+    positive_int,
+    server_choice_from_args,
+    toolclient_from_args,
+)
+from ..statefiles import read_json, write_json_atomic
+from ..datasets.cliargs import add_dataset_args, describe_counts
 from .evaluate import Runner, accuracy, write_results
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
-from .nuct import NUCTParams
+from .nuct import PAPER_GAIN_SCALE, NUCTParams
 from .prompt_dir import resolve
 from .roles import Roles
+from .isolation import CHOICES as SANDBOXES, SandboxUnavailable, choose as choose_sandbox
 from .sandbox import Sandbox, SandboxLimits
 from .show import render
 from .tasks import get_task
 
 DEFAULT_BACKENDS = {"explorer": "claude", "target": "gemini"}
+# As in the SEVEX paper: thinking on for idea generation and implementation, off for the benchmark model.
+DEFAULT_THINKING = {"explorer": "medium", "target": "off"}
 DEFAULT_ITERATIONS = 50
 
 
@@ -34,14 +50,35 @@ def _add_role_backend(parser: argparse.ArgumentParser, role: str) -> None:
     group.add_argument(f"--{role}-api-key-env", metavar="VAR", help="environment variable holding the key")
     group.add_argument(f"--{role}-fallback-model", action="append", default=[], metavar="MODEL")
     group.add_argument(f"--{role}-record", metavar="FILE", help="record this role's requests to a cassette")
+    group.add_argument(f"--{role}-thinking", choices=LEVELS,
+                       help=f"how much the {role} thinks (default {DEFAULT_THINKING[role]}, as in the SEVEX paper)")
+
+
+def _role_args(args: argparse.Namespace, role: str) -> argparse.Namespace:
+    """The role's backend settings in the shape the shared builders read."""
+    picked = {k: getattr(args, f"{role}_{k}") for k in ("backend", "model", "base_url", "api_key_env",
+                                                          "fallback_model", "record")}
+    picked["backend"] = picked["backend"] or DEFAULT_BACKENDS[role]
+    picked["thinking"] = getattr(args, f"{role}_thinking", None) or DEFAULT_THINKING[role]
+    return argparse.Namespace(**picked, max_retries=args.max_retries)
 
 
 def _backend(args: argparse.Namespace, role: str):
     """The role's backend, built by the shared builder (one-line errors for missing keys)."""
-    picked = {k: getattr(args, f"{role}_{k}") for k in ("backend", "model", "base_url", "api_key_env",
-                                                          "fallback_model", "record")}
-    picked["backend"] = picked["backend"] or DEFAULT_BACKENDS[role]
-    return backend_from_args(argparse.Namespace(**picked, max_retries=args.max_retries), prog="sevex")
+    return backend_from_args(_role_args(args, role), prog="sevex")
+
+
+def _distributed(args: argparse.Namespace, task_name: str, description: str | None):
+    """With --workers or --executor ray: candidates are evaluated by worker processes or Ray actors."""
+    if args.executor == "local" and args.workers == 1:
+        return None
+    from .distributed import Distributed, EvalJob
+
+    target = _role_args(args, "target")
+    job = EvalJob(target=target.backend, options=backend_options_from_args(target, "sevex"), task=task_name,
+                  task_description=description, sandbox=args.sandbox,
+                  limits=SandboxLimits(wall_seconds=args.timeout), server=server_choice_from_args(args))
+    return Distributed(job, args.executor, args.workers, args.concurrency, args.ray_address)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,15 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--dev", type=Path, help="development dataset (file or folder); kept from run.json on "
                                                   "--resume")
     explore.add_argument("--format", help="dataset format (default: detected)")
+    add_dataset_args(explore)
     explore.add_argument("--dev-size", type=positive_int, default=30, help="samples in the dev set (default 30)")
     explore.add_argument("--seed", type=int, default=0, help="seed for drawing the dev set (default 0)")
-    explore.add_argument("--out", type=Path, required=True, help="run folder (checkpointed every iteration)")
+    explore.add_argument("--out", type=out_folder, required=True, help="run folder (checkpointed every iteration)")
     explore.add_argument("--iterations", type=non_negative_int,
                          help=f"exploration iterations (default {DEFAULT_ITERATIONS}; on --resume, the run's unless "
                               "given; 0: only the naive baseline)")
     explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     explore.add_argument("--strategy", choices=STRATEGIES, default="sevex",
-                         help="naive, sketchpad (zero-shot tool use), ape (text-prompt search) or sevex")
+                         help="naive, sketchpad (tool use with few-shot examples), ape (SketchPad+APE: prompt "
+                              "search from SketchPad's) or sevex")
     explore.add_argument("--no-tree", action="store_true", help="ablation: refine one chain of ideas")
     explore.add_argument("--no-backprop", action="store_true", help="ablation: no semantic back-propagation")
     explore.add_argument("--no-abstract", action="store_true", help="ablation: search code, not ideas")
@@ -70,6 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name, default in (("expl", 0.5), ("novel", 0.15), ("sat", 0.5)):
         explore.add_argument(f"--lambda-{name}", type=float, default=default,
                              help=f"NUCT lambda_{name} (default {default})")
+    explore.add_argument("--gain-scale", type=non_negative_float, default=PAPER_GAIN_SCALE,
+                         help=f"weight of the normalised expected-gain rating in NUCT eq. 2 (default "
+                              f"{PAPER_GAIN_SCALE:g}, the paper's formula; 0.2 puts a 10/10 rating on the scale of "
+                              "accuracy gains)")
+    explore.add_argument("--repeats", type=positive_int, default=1,
+                         help="dev-set runs per node, reward = their mean accuracy (default 1; the paper's Figure 5 "
+                              "averages 5)")
+    explore.add_argument("--max-unusable", type=non_negative_int, default=3,
+                         help="stop after this many iterations in a row in which the Ideator or Engineer produced "
+                              "nothing usable (default 3; 0: never stop)")
     _add_common(explore)
     _add_role_backend(explore, "explorer")
 
@@ -77,15 +126,21 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("source", type=Path, help="a run folder (its best node) or a prompt folder")
     apply.add_argument("--dataset", type=Path, required=True, help="test dataset")
     apply.add_argument("--format", help="dataset format (default: detected)")
+    add_dataset_args(apply)
     apply.add_argument("--task", help="task name (default: the run's)")
     apply.add_argument("--node", type=int, help="apply this node of the run instead of the best")
     apply.add_argument("--limit", type=positive_int, help="only the first N samples")
+    apply.add_argument("--include-dev", action="store_true",
+                       help="keep the run's development samples in the test set (default: left out)")
     apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>.jsonl)")
     _add_common(apply)
 
     show = sub.add_parser("show", help="write an HTML view of a run's tree and accuracy curve")
     show.add_argument("run", type=Path)
     show.add_argument("--out", type=Path, help="HTML file (default RUN/report.html)")
+    show.add_argument("--with", dest="others", type=Path, nargs="+", metavar="RUN",
+                      help="other runs of the same task: adds their mean best-accuracy curve (the paper's Figure 5 "
+                           "averages five runs)")
     return parser
 
 
@@ -100,19 +155,42 @@ def _seconds(raw: str) -> float:
     return value
 
 
+def _without_dev(samples: list, dev_ids: list[str], include_dev: bool) -> list:
+    """The test set without the samples the prompt was discovered on, unless --include-dev; says how many left."""
+    if include_dev or not dev_ids:
+        return samples
+    dev = set(dev_ids)
+    kept = [s for s in samples if s.id not in dev]
+    if len(kept) < len(samples):
+        print(f"left out {len(samples) - len(kept)} development samples of the run (--include-dev keeps them)",
+              file=sys.stderr)
+    if not kept:
+        raise ValueError("--dataset: every sample is a development sample of the run; pass --include-dev to "
+                         "apply the prompt to them anyway")
+    return kept
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     _add_role_backend(parser, "target")
     parser.add_argument("--max-retries", type=non_negative_int, default=4, help="retries on rate limits (default 4)")
     parser.add_argument("--concurrency", type=positive_int, default=4, help="samples evaluated at once (default 4)")
     parser.add_argument("--timeout", type=_seconds, default=120, help="wall seconds per program (default 120)")
+    parser.add_argument("--sandbox", choices=SANDBOXES, default="auto",
+                        help="where generated code runs: auto/bwrap = bubblewrap OS sandbox (refuses to run when it "
+                             "is unavailable); none = no isolation, trusted code only")
+    add_executor_args(parser, "the target model evaluates candidates",
+                      "its own target client, tool server and sandbox")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_server_args(parser)
 
 
-def _load(path: Path, fmt: str | None):
+def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None):
+    """The dataset's samples; unlabelled ones (e.g. BLINK test rows) are counted here and dropped by the task."""
     from ..datasets import load_dataset
 
-    return list(load_dataset(path, format=fmt))
+    dataset = load_dataset(path, format=fmt, images_root=images_root, split=split)
+    print(f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}", file=sys.stderr)
+    return list(dataset)
 
 
 async def _close(*backends) -> None:
@@ -132,9 +210,10 @@ def _same_dev(samples: list, ids: list[str]) -> list:
 
 
 async def _explore(args: argparse.Namespace) -> int:
+    isolation = choose_sandbox(args.sandbox)  # refuse before anything is started or written
     run_file = args.out / "run.json"
     if args.resume and run_file.exists():
-        run = json.loads(run_file.read_text())
+        run = read_json(run_file)
         if args.task is not None and args.task != run["task"]:
             raise SystemExit(f"sevex: --task {args.task}: {args.out} is a {run['task']} run; --resume keeps its "
                              "task (drop --task, or start a new run in another --out)")
@@ -150,10 +229,12 @@ async def _explore(args: argparse.Namespace) -> int:
             setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or default)
         iterations = DEFAULT_ITERATIONS if args.iterations is None else args.iterations
         config = ExploreConfig(iterations=iterations, k=args.k, strategy=args.strategy,
-                               nuct=NUCTParams(args.lambda_expl, args.lambda_novel, args.lambda_sat),
-                               tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract)
+                               nuct=NUCTParams(args.lambda_expl, args.lambda_novel, args.lambda_sat, args.gain_scale),
+                               tree=not args.no_tree, backprop=not args.no_backprop, abstract=not args.no_abstract,
+                               repeats=args.repeats, max_unusable=args.max_unusable)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
-               "format": args.format, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
+               "format": args.format, "images_root": str(args.images_root) if args.images_root else None,
+               "split": args.split, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
                "config": config.to_json()}
     for role in DEFAULT_BACKENDS:  # the models this session really uses
         run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model")}
@@ -161,18 +242,19 @@ async def _explore(args: argparse.Namespace) -> int:
     config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
-    samples = task.samples(_load(Path(run["dev"]), run["format"]))
+    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split")))
     dev = _same_dev(samples, run["dev_ids"]) if args.resume and run.get("dev_ids") else choose_dev(
         samples, run["dev_size"], run["seed"])
     run["dev_ids"] = [s.id for s in dev]
     if (args.out / "state.json").exists() and not args.resume:
         raise SystemExit(f"sevex: {args.out} already holds a run; pass --resume to continue it")
     args.out.mkdir(parents=True, exist_ok=True)
-    run_file.write_text(json.dumps(run, indent=1))
+    write_json_atomic(run_file, run, indent=1)
     explorer, target = _backend(args, "explorer"), _backend(args, "target")
-    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4))
+    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
+        runner.distributed = _distributed(args, run["task"], run.get("task_description"))
         roles = Roles(explorer, f"{args.target_backend}:{args.target_model or 'default'}")
         try:
             best = await Explorer(args.out, runner, roles, dev, config, progress=not args.no_progress).run(
@@ -189,13 +271,16 @@ async def _explore(args: argparse.Namespace) -> int:
 
 
 async def _apply(args: argparse.Namespace) -> int:
+    isolation = choose_sandbox(args.sandbox)
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
-    samples = task.samples(_load(args.dataset, args.format))[: args.limit]
+    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split))
+    samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev)[: args.limit]
     target = _backend(args, "target")
-    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4))
+    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
+        runner.distributed = _distributed(args, task.name, prompt.meta.get("task_description"))
         try:
             outcomes = (await runner.evaluate(prompt.implementation, samples) if prompt.implementation
                         else await runner.evaluate_agentic(samples))
@@ -216,19 +301,29 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.run / "tree.json").exists():
             raise SystemExit(f"sevex: {args.run} holds no run (tree.json missing)")
         out = args.out or args.run / "report.html"
-        out.write_text(render(args.run))
+        try:
+            out.write_text(render(args.run, args.others))
+        except FileNotFoundError as exc:
+            raise SystemExit(f"sevex: {exc}") from None
         print(f"wrote {out}")
         return 0
     try:
         return asyncio.run(_explore(args) if args.command == "explore" else _apply(args))
-    except (ValueError, FileNotFoundError, PluginError) as exc:  # PluginError: an unknown --tools tag
+    except (ValueError, FileNotFoundError, PluginError, SandboxUnavailable) as exc:  # PluginError: unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
         return 2
     except BackendError as exc:  # no quota or no key: stopping beats scoring every idea 0
-        hint = (f"; the run is checkpointed, continue it with: sevex explore --out {args.out} --resume"
-                if args.command == "explore" else "")
-        print(f"sevex: {' '.join(str(exc).split())}{hint}", file=sys.stderr)
+        print(f"sevex: {' '.join(str(exc).split())}{_resume_hint(args)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line and how to go on, not the chained tracebacks of every task
+        print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
+        return 130
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    if args.command != "explore":
+        return ""
+    return f"; the run is checkpointed, continue it with: sevex explore --out {args.out} --resume"
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -13,7 +14,6 @@ from typing import Any
 from trompe_prompts import read_prompt
 
 from ..backends.base import Backend
-from ..datasets.answers import extract, is_correct
 from ..datasets.base import Sample
 from ..loop import run_agent
 from ..messages import Usage
@@ -58,6 +58,7 @@ class Runner:
     api: dict[str, list[str]]
     concurrency: int = 4
     tool_doc: str = ""  # the API reference the Engineer and Ideator are shown
+    distributed: Any = None  # a distributed.Distributed: evaluate each candidate on an executor's workers
 
     @classmethod
     async def create(cls, tools: ToolClient, target: Backend, task: Task, sandbox: Sandbox,
@@ -68,7 +69,14 @@ class Runner:
                    api_reference(schemas))
 
     async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
-        """Every sample in order; a sample's failure is its outcome."""
+        """Every sample in order; a sample's failure is its outcome. A prompt without code is an agent-loop
+        system prompt (SketchPad and its APE rewrites)."""
+        if self.distributed is not None:
+            from .distributed import evaluate_on
+
+            return await evaluate_on(self.distributed.executor_for(impl), samples)
+        if not impl.code:
+            return await self.evaluate_agentic(samples, system=impl.prompt)
         return await self._each(samples, lambda sample: self.run_sample(impl, sample))
 
     async def _each(self, samples: list[Sample], run: Callable[[Sample], Awaitable[Outcome]]) -> list[Outcome]:
@@ -97,7 +105,8 @@ class Runner:
         try:
             result = await self.sandbox.run(impl.code, impl.prompt, list(images), question_text(sample), self.api,
                                             bridge.handlers(self.tool_names))
-            shown = [await self.tools.image_png(info.id, i) for i in bridge.sent[0]["images"]] if bridge.sent else []
+            sent = list(dict.fromkeys(i for call in bridge.sent for i in call["images"]))  # every ask_lvlm call's
+            shown = [await self.tools.image_png(info.id, i) for i in sent[:len(INPUT_NAMES)]]
         finally:
             await self.tools.close_session(info.id)
         if bridge.fatal:
@@ -107,17 +116,19 @@ class Runner:
                        bridge.usage, shown)
 
     def _score(self, raw: str | None, sample: Sample) -> tuple[str | None, bool]:
-        """The extracted answer and whether it matches the sample's (letters compare case-sensitively)."""
+        """The extracted answer and whether it matches the sample's (see Task.score)."""
         if raw is None:
             return None, False
-        kind = self.task.benchmark
-        prediction = extract(kind, raw, expected=sample.answer)
-        return prediction, sample.answer is not None and is_correct(kind, raw, sample.answer)
+        return self.task.score(raw, sample)
 
-    async def evaluate_agentic(self, samples: list[Sample], max_rounds: int = 10) -> list[Outcome]:
-        """The SketchPad baseline: zero-shot tool use through the agent loop, each sample on its own."""
-        system = Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(
-            answer_format=self.task.answer_format)
+    def sketchpad_system(self) -> str:
+        """SketchPad's system prompt for this task: tool use with few-shot examples, then the answer format."""
+        return Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(answer_format=self.task.answer_format)
+
+    async def evaluate_agentic(self, samples: list[Sample], max_rounds: int = 10,
+                               system: str | None = None) -> list[Outcome]:
+        """The SketchPad baseline (or an APE rewrite of its prompt): tool use through the agent loop."""
+        system = system or self.sketchpad_system()
         return await self._each(samples, lambda sample: self.run_agentic(sample, system, max_rounds))
 
     async def run_agentic(self, sample: Sample, system: str, max_rounds: int) -> Outcome:
@@ -141,16 +152,20 @@ def accuracy(outcomes: list[Outcome]) -> float:
     return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else 0.0
 
 
-def representatives(outcomes: list[Outcome], folder: Path, per_kind: int = 2) -> list[str]:
-    """Save the first few successes' and failures' LVLM inputs (every image of a multi-image question); the
-    analyst sees these, not all images."""
-    chosen = [o for o in outcomes if o.correct and o.images][:per_kind]
-    chosen += [o for o in outcomes if not o.correct and o.images][:per_kind]
+def representatives(runs: list[list[Outcome]], folder: Path, per_kind: int = 2) -> list[str]:
+    """Save a few successes' and failures' LVLM inputs (every image the program sent), taken in turn from each
+    run of the node (--repeats), so the analyst sees all runs, not only the first; not all images."""
+    chosen = []
+    for correct in (True, False):
+        pools = [[(r, o) for o in run if o.correct == correct and o.images] for r, run in enumerate(runs)]
+        turns = [pair for group in zip_longest(*pools) for pair in group if pair]
+        chosen += turns[:per_kind]
     paths = []
     folder.mkdir(parents=True, exist_ok=True)
-    for o in chosen:
+    for r, o in chosen:
+        run = f"_run{r + 1}" if len(runs) > 1 else ""
         for k, image in enumerate(o.images[:len(INPUT_NAMES)]):
-            path = folder / f"{'ok' if o.correct else 'fail'}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
+            path = folder / f"{'ok' if o.correct else 'fail'}{run}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
             path.write_bytes(image)
             paths.append(str(path))
     return paths

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from tqdm import tqdm
 from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
 from .evaluate import INPUT_NAMES, Outcome, Runner, accuracy, representatives, write_results
-from .nuct import NUCTParams, select
+from .nuct import NUCTParams, select_recorded
 from .roles import Costs, RoleError, Roles
 from .tree import Experiment, Implementation, Node, SelfEval, Tree, write_json_atomic
 
@@ -22,6 +23,7 @@ NAIVE = Implementation(
     code="def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n",
     prompt="{question}")
 ROOT_IDEA = "Ask the question directly with the unmodified image(s) (the naive baseline)."
+SKETCHPAD_IDEA = "SketchPad baseline: the target uses the tools itself through the agent loop (few-shot prompt)."
 STRATEGIES = ("naive", "sketchpad", "ape", "sevex")
 
 
@@ -37,6 +39,8 @@ class ExploreConfig:
     backprop: bool = True  # False: --no-backprop, insights stay on the node that produced them
     abstract: bool = True  # False: --no-abstract, the engineer varies code without an idea layer
     max_insights: int = 12
+    repeats: int = 1  # dev-set runs per node; the reward is their mean accuracy (the paper's Figure 5 averages)
+    max_unusable: int = 3  # stop after this many iterations in a row with nothing usable (0: never)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +63,10 @@ class Explorer:
         self.progress = progress
         self.tree = Tree()
         self.history: list[dict[str, Any]] = []
+        self.selections: list[dict[str, Any]] = []  # every NUCT selection: each level's candidates and terms
+        self.problems: list[str] = []  # what the Ideator/Engineer failed to deliver in this iteration
+        self.ideas_added = 0  # ideas the Ideator delivered in this iteration (one is enough to go on)
+        self.stopped: str | None = None
         self.iteration = 0
 
     # checkpoints ------------------------------------------------------------
@@ -66,6 +74,7 @@ class Explorer:
         """state.json (one atomic write) is what --resume reads; tree.json is the same tree, for people and tools."""
         tree = self.tree.to_json()
         write_json_atomic(self.out / "state.json", {"iteration": self.iteration, "history": self.history,
+                                                     "selections": self.selections, "stopped": self.stopped,
                                                      "costs": self.roles.costs.to_json(), "tree": tree})
         write_json_atomic(self.out / "tree.json", tree)
 
@@ -74,6 +83,7 @@ class Explorer:
         tree = state.get("tree") or json.loads((self.out / "tree.json").read_text())
         self.tree = Tree.from_json(tree)
         self.iteration, self.history = state["iteration"], state["history"]
+        self.selections = state.get("selections", [])
         self.roles.costs = Costs.from_json(state["costs"])
 
     # the loop ----------------------------------------------------------------
@@ -92,10 +102,15 @@ class Explorer:
         while self.iteration < total:
             self.iteration += 1
             self.roles.iteration = self.iteration
+            self.problems, self.ideas_added = [], 0
             self._note(await (self._ape_step() if self.config.strategy == "ape" else self._step()))
+            self._stop_if_unusable()
             self._checkpoint()
             bar.update(1)
             bar.set_postfix(best=f"{self.tree.best().reward:.3f}", tokens=self.roles.costs.exploration_total())
+            if self.stopped:
+                tqdm.write(f"sevex: stopped: {self.stopped}", file=sys.stderr)
+                break
         bar.close()
         return self.tree.best()
 
@@ -103,27 +118,51 @@ class Explorer:
         """Iteration 0: measure the root (naive or sketchpad) and grow its first ideas."""
         root = self.tree.add(None, ROOT_IDEA, SelfEval(5, 5, 10))
         root.visits = 1
-        if self.config.strategy == "sketchpad":
-            root.idea = "Zero-shot tool use through the agent loop (SketchPad baseline)."
-            outcomes = await self.runner.evaluate_agentic(self.dev)
+        if self.config.strategy in ("sketchpad", "ape"):  # SketchPad+APE starts from SketchPad's prompt
+            root.idea = SKETCHPAD_IDEA
+            root.implementation = Implementation("", self.runner.sketchpad_system())
         else:
             root.implementation = NAIVE
-            outcomes = await self.runner.evaluate(NAIVE, self.dev)
-        self._record(root, outcomes)
+        self._record(root, await self._measure(root.implementation))
         if self.config.strategy == "sevex":
             await self._expand(root, children=self.config.k)
         self._note(root)
         self._checkpoint()
 
     def _note(self, node: Node | None) -> None:
-        """One history line per iteration, written after all its work so its token count is complete."""
+        """One history line per iteration, written after all its work so its token count is complete; an
+        iteration whose Ideator or Engineer delivered nothing usable gets a warning line."""
+        problems = [p for p in self.problems if not (p.startswith("ideator") and self.ideas_added)]
+        unusable = "; ".join(problems) or None
+        if unusable:
+            tqdm.write(f"sevex: warning: iteration {self.iteration}: {unusable}", file=sys.stderr)
         self.history.append({"iteration": self.iteration, "node": node.id if node else None,
                              "reward": node.reward if node else None, "best": self.tree.best().reward,
-                             "exploration_tokens": self.roles.costs.exploration_total(), "time": time.time()})
+                             "exploration_tokens": self.roles.costs.exploration_total(), "time": time.time(),
+                             "unusable": unusable})
+
+    def _stop_if_unusable(self) -> None:
+        """Stop after `max_unusable` unusable iterations in a row: the explorer model is not delivering."""
+        streak = 0
+        for entry in reversed(self.history):
+            if not entry.get("unusable"):
+                break
+            streak += 1
+        if self.config.max_unusable and streak >= self.config.max_unusable:
+            self.stopped = (f"{streak} iterations in a row produced nothing usable (--max-unusable "
+                            f"{self.config.max_unusable}); last: {self.history[-1]['unusable']}")
+
+    async def _measure(self, impl: Implementation) -> list[list[Outcome]]:
+        """`repeats` runs of a visual prompt on the dev set."""
+        return [await self.runner.evaluate(impl, self.dev) for _ in range(self.config.repeats)]
 
     async def _step(self) -> Node | None:
         """One SEVEX iteration; returns the node it executed (None if it only grew ideas)."""
-        path = select(self.tree, self.config.nuct) if self.config.tree else self._chain()
+        if self.config.tree:
+            path, levels = select_recorded(self.tree, self.config.nuct)
+            self.selections.append({"iteration": self.iteration, "path": [n.id for n in path], "levels": levels})
+        else:
+            path = self._chain()
         node = path[-1]
         for visited in path:
             visited.visits += 1
@@ -133,13 +172,17 @@ class Explorer:
         try:
             node.implementation = await self._implement(node)
         except RoleError as exc:
+            self.problems.append(str(exc))
             node.experiment = Experiment(0.0, [], failure=str(exc))
             node.iteration = self.iteration
             await self._replace(node)
             return node
-        outcomes = await self.runner.evaluate(node.implementation, self.dev)
-        self._record(node, outcomes)
-        await self._analyse(node, outcomes)
+        runs = await self._measure(node.implementation)
+        self._record(node, runs)
+        if all(o.error for run in runs for o in run):
+            kinds = sorted({o.error_kind for run in runs for o in run})
+            self.problems.append(f"engineer: the program failed on every dev sample ({', '.join(kinds)})")
+        await self._analyse(node)
         await self._replace(node)
         await self._expand(node, children=self.config.k)
         return node
@@ -163,15 +206,21 @@ class Explorer:
                                           tools=self.runner.tool_doc, image_names=names,
                                           answer_format=task.answer_format)
 
-    def _record(self, node: Node, outcomes: list[Outcome]) -> None:
+    def _record(self, node: Node, runs: list[list[Outcome]]) -> None:
+        """The node's reward is the mean accuracy of its runs; results.jsonl (results_run2.jsonl, ...) per run."""
         folder = self.out / "nodes" / str(node.id)
-        node.experiment = Experiment(accuracy(outcomes), [o.summary() for o in outcomes],
-                                     representatives(outcomes, folder))
+        accuracies = [accuracy(run) for run in runs]
+        results = [o.summary() | ({"run": r + 1} if len(runs) > 1 else {}) for r, run in enumerate(runs)
+                   for o in run]
+        node.experiment = Experiment(sum(accuracies) / len(accuracies), results, representatives(runs, folder),
+                                     runs=accuracies)
         node.iteration = self.iteration
-        write_results(folder / "results.jsonl", outcomes)
-        self.roles.costs.add("target", "execution", self.iteration, sum((o.usage for o in outcomes), Usage()))
+        for r, run in enumerate(runs):
+            write_results(folder / ("results.jsonl" if r == 0 else f"results_run{r + 1}.jsonl"), run)
+        usage = sum((o.usage for run in runs for o in run), Usage())
+        self.roles.costs.add("target", "execution", self.iteration, usage)
 
-    async def _analyse(self, node: Node, outcomes: list[Outcome]) -> None:
+    async def _analyse(self, node: Node) -> None:
         """Semantic back-propagation: insights go to the node and (unless disabled) every ancestor."""
         exp = node.experiment
         images = [ImagePart(Path(p).stem, Path(p).read_bytes()) for p in exp.images]
@@ -226,30 +275,37 @@ class Explorer:
             ideas = await self.roles.ideas(task=self.runner.task.description, lineage=self._lineage(parent),
                                            insights=self._insights(parent), siblings=siblings,
                                            tools=self.runner.tool_doc, count=count, kind=kind)
-        except RoleError:
+        except RoleError as exc:
+            self.problems.append(str(exc))
             return
+        if count and not ideas:
+            self.problems.append(f"ideator: no feasible new idea for node {parent.id}")
+        self.ideas_added += len(ideas)
         for idea, evaluation in ideas:
             self.tree.add(parent.id, idea, evaluation)
 
     async def _ape_step(self) -> Node | None:
-        """APE baseline: rewrite the best text prompt from its failures; the code stays the naive one."""
+        """SketchPad+APE: rewrite the agent's system prompt (SketchPad's at first) from the best prompt's failures,
+        then resample variations of the best so far; each candidate runs through the agent loop on the dev set."""
         best = self.tree.best()
         questions = {s.id: s.question for s in self.dev}
-        failures = [f"{questions.get(r['id'], r['id'])!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
-                    for r in best.experiment.results if not r["correct"]][:10]
-        tried = [f"{n.implementation.prompt!r} (accuracy {n.reward:.2f})" for n in self.tree.executed()
-                 if n.implementation]
+        wrong = {r["id"]: r for r in best.experiment.results if not r["correct"]}  # once per sample, not per run
+        failures = [f"{questions.get(i, i)!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
+                    for i, r in wrong.items()][:10]
+        tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
+                 for n in self.tree.executed() if n.implementation]
         try:
             prompts = await self.roles.better_prompts(task=self.runner.task.description,
                                                       prompt=best.implementation.prompt, accuracy=best.reward,
-                                                      failures=failures, tried=tried, count=1)
-        except RoleError:
+                                                      failures=failures, tried=tried, count=1,
+                                                      resample=len(self.tree.executed()) > 1)
+        except RoleError as exc:
+            self.problems.append(str(exc))
             return None
-        prompt = prompts[0] if "{question}" in prompts[0] else prompts[0] + "\n{question}"
-        node = self.tree.add(best.id, f"prompt rewrite: {prompt[:80]}", SelfEval(5, 5, 10))
+        node = self.tree.add(best.id, f"prompt rewrite: {' '.join(prompts[0].split())[:80]}", SelfEval(5, 5, 10))
         node.visits = 1
-        node.implementation = Implementation(NAIVE.code, prompt)
-        self._record(node, await self.runner.evaluate(node.implementation, self.dev))
+        node.implementation = Implementation("", prompts[0])
+        self._record(node, await self._measure(node.implementation))
         return node
 
 

@@ -14,13 +14,14 @@ CODE_FILE, PROMPT_FILE, META_FILE = "visual_prompt.py", "prompt.md", "meta.json"
 
 @dataclass
 class PromptDir:
-    implementation: Implementation | None  # None: the SketchPad baseline (agent loop, no program)
+    implementation: Implementation | None  # no code: an agent-loop prompt (SketchPad, APE); None: SketchPad's
     meta: dict[str, Any]
 
     def save(self, folder: Path) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         if self.implementation:
-            (folder / CODE_FILE).write_text(self.implementation.code)
+            if self.implementation.code:
+                (folder / CODE_FILE).write_text(self.implementation.code)
             (folder / PROMPT_FILE).write_text(self.implementation.prompt)
         (folder / META_FILE).write_text(json.dumps(self.meta, indent=1))
         return folder
@@ -31,8 +32,9 @@ class PromptDir:
         if not meta_path.exists():
             raise FileNotFoundError(f"{folder} is not a visual-prompt folder (no {META_FILE})")
         meta = json.loads(meta_path.read_text())
-        code = folder / CODE_FILE
-        impl = Implementation(code.read_text(), (folder / PROMPT_FILE).read_text()) if code.exists() else None
+        code, prompt = folder / CODE_FILE, folder / PROMPT_FILE
+        impl = (Implementation(code.read_text() if code.exists() else "", prompt.read_text()) if prompt.exists()
+                else None)
         return cls(impl, meta)
 
 
@@ -41,7 +43,8 @@ def from_node(tree: Tree, node: Node, run: dict[str, Any]) -> PromptDir:
     return PromptDir(node.implementation, {
         "task": run.get("task"), "task_description": run.get("task_description"), "node": node.id,
         "idea": node.idea, "dev_accuracy": node.reward,
-        "dev_size": len(node.experiment.results) if node.experiment else 0, "strategy": run.get("strategy"),
+        "dev_size": len({r["id"] for r in node.experiment.results}) if node.experiment else 0,
+        "dev_ids": run.get("dev_ids", []), "strategy": run.get("strategy"),
         "target": run.get("target"), "lineage": [n.idea for n in reversed(tree.ancestors(node.id))],
         "insights": node.experiment.insights if node.experiment else [],
     })

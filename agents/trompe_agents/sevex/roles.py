@@ -25,6 +25,9 @@ ANALYSIS_SCHEMA = {"type": "object", "required": ["analysis", "insights"],
 PROMPTS_SCHEMA = {"type": "object", "required": ["prompts"],
                   "properties": {"prompts": {"type": "array", "items": {"type": "string"}, "minItems": 1}}}
 MIN_FEASIBILITY = 4
+APE_PROPOSE = "proposal step: write an improved version of the current prompt that addresses its failures."
+APE_RESAMPLE = ("resampling step (iterative APE): write a variation of the current best prompt that keeps its "
+                "meaning, in new words, with the small changes its failures suggest.")
 
 
 class RoleError(RuntimeError):
@@ -110,7 +113,7 @@ class Roles:
 
     async def analyse(self, *, task: str, idea: str, impl: Implementation, accuracy: float,
                       results: list[dict[str, Any]], images: list[ImagePart]) -> tuple[str, list[str]]:
-        lines = [f"- {r['id']}: predicted {r['prediction']!r}, truth {r['answer']!r}, "
+        lines = [f"- {r['id']}{_run_label(r)}: predicted {r['prediction']!r}, truth {r['answer']!r}, "
                  f"{'correct' if r['correct'] else 'WRONG'}" + (f" ({r['error']})" if r.get("error") else "")
                  for r in results]
         text = _fill("analyst.md", target=self.target_name, task=task, idea=idea, code=impl.code,
@@ -119,16 +122,23 @@ class Roles:
         return reply["analysis"], [i for i in reply["insights"] if i.strip()]
 
     async def better_prompts(self, *, task: str, prompt: str, accuracy: float, failures: list[str],
-                             tried: list[str], count: int) -> list[str]:
-        """APE baseline: text-only prompt rewrites from the failures, avoiding prompts already tried."""
+                             tried: list[str], count: int, resample: bool) -> list[str]:
+        """SketchPad+APE: rewrites of the agent's system prompt; the first from the failures (proposal), later
+        ones variations of the best so far (APE's iterative resampling)."""
+        mode = (APE_RESAMPLE if resample else APE_PROPOSE)
         text = _fill("ape.md", target=self.target_name, task=task, prompt=prompt, accuracy=f"{accuracy:.3f}",
-                     failures=_bullets(failures), tried=_bullets(tried), count=count)
+                     failures=_bullets(failures), tried=_bullets(tried), count=count, mode=mode)
         reply = await self._ask("ape", "expansion", text, PROMPTS_SCHEMA)
         return reply["prompts"][:count]
 
 
 def _fill(name: str, **values: Any) -> str:
     return Template(read_prompt("sevex", name)).safe_substitute({k: str(v) for k, v in values.items()})
+
+
+def _run_label(result: dict[str, Any]) -> str:
+    """' (run 2)' for a result of a repeated evaluation (--repeats), else nothing."""
+    return f" (run {result['run']})" if result.get("run") else ""
 
 
 def _bullets(items: list[str]) -> str:

@@ -1,84 +1,110 @@
-"""Running generated visual-prompt code in a separate, limited process that can only call back to us."""
+"""Running generated visual-prompt code in an OS sandbox (see isolation/), with a warm pool of started ones."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import resource
-import shutil
 import signal
-import sys
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-CHILD = Path(__file__).with_name("sandbox_child.py")
+from . import sandbox_frames as frames
+from .isolation import Isolation, Launch, SandboxLimits, choose
+
+__all__ = ["Handler", "ProgramResult", "Sandbox", "SandboxLimits", "Worker"]
 
 # name -> handler(args) -> JSON-able result; raising ValueError/RuntimeError sends the message to the program
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    wall_seconds: float = 120.0  # whole program, tool and model calls included
-    cpu_seconds: int = 30  # the program's own computation
-    memory_bytes: int = 1024 * 1024 * 1024  # address space of the child
-    max_calls: int = 64  # API calls one program may make
+# what each message from the child must hold (exactly these keys), and of which type
+MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind": str, "log": str},
+            "call": {"name": str, "args": dict}}
+CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}  # the error kinds a child may report itself
+# the signal that ended the child -> kind and what to tell the user (bubblewrap reports it as 128 + number)
+SYSCALL = ("the program made a system call the sandbox does not allow (new processes or threads, namespaces, "
+           "mounts, ptrace, bpf)")
+ENDINGS = {signal.SIGXCPU: ("timeout", "CPU time limit reached"), signal.SIGSYS: ("forbidden", SYSCALL),
+           signal.SIGKILL: ("crashed", "killed (memory or CPU limit)")}
+TEXT_CHARS = 4000  # of an error or log kept in results
 
 
 @dataclass
 class ProgramResult:
     answer: str | None
     error: str | None = None
-    kind: str = "ok"  # ok | exception | forbidden | timeout | memory | crashed | call_limit
+    kind: str = "ok"  # ok | exception | forbidden | timeout | memory | crashed | call_limit | oversize
     log: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _limit(limits: SandboxLimits) -> Callable[[], None]:
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    return apply
-
-
-# what each message from the child must hold, and of which type
-MESSAGES = {"done": {"answer": str}, "error": {"error": str, "kind": str}, "call": {"name": str, "args": dict}}
-
-
-def _parse(line: bytes) -> dict[str, Any]:
-    """One message from the child, checked, so a program that writes to the pipe itself cannot crash us."""
-    message = json.loads(line)
-    for key, kind in MESSAGES[message["type"]].items():
+def _checked(message: dict[str, Any]) -> dict[str, Any]:
+    """One message from the child, checked: whatever the program wrote, it cannot crash us or forge a kind."""
+    schema = MESSAGES.get(message.get("type")) if isinstance(message.get("type"), str) else None
+    if schema is None or set(message) != {"type", *schema}:
+        raise frames.FrameError(f"unexpected message with keys {sorted(message)[:8]}")
+    for key, kind in schema.items():
         if not isinstance(message[key], kind):
-            raise TypeError(f"{key} must be {kind.__name__}")
+            raise frames.FrameError(f"{key} must be {kind.__name__}")
+    if message["type"] == "error" and message["kind"] not in CHILD_KINDS:
+        raise frames.FrameError(f"error kind {message['kind'][:40]!r} is not one a program may report")
     return message
 
 
-class Worker:
-    """A started child interpreter waiting for its one job (started ahead of time by the pool)."""
+def _init_pid(info_fd: int) -> int:
+    """The host pid of the sandbox's init, from bubblewrap's --info-fd JSON (read until it is complete)."""
+    data = b""
+    try:
+        while b"}" not in data:
+            chunk = os.read(info_fd, 4096)
+            if not chunk:
+                raise RuntimeError("bubblewrap ended before the sandbox started")
+            data += chunk
+    finally:
+        os.close(info_fd)
+    return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
 
-    def __init__(self, process: asyncio.subprocess.Process, folder: Path):
+
+class Worker:
+    """A started child waiting for its one job (started ahead of time by the pool)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
         self.process = process
-        self.folder = folder
+        self.launch = launch
+        self.init: int | None = None  # pidfd of the sandbox's init: killing it ends every process inside
 
     @classmethod
-    async def start(cls, limits: SandboxLimits) -> Worker:
-        folder = Path(tempfile.mkdtemp(prefix="sevex-sandbox-"))
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-S", str(CHILD), str(folder),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-            preexec_fn=_limit(limits), cwd=folder, env={}, limit=16 * 1024 * 1024)
-        return cls(process, folder)
+    async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
+        """A child under `isolation`, in a session of its own; under bubblewrap, returned only once the
+        sandbox's init is known, so no kill can miss it (--die-with-parent alone races with an early kill)."""
+        launch = isolation.launch(limits)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL, cwd=launch.cwd, env={}, start_new_session=True,
+                pass_fds=launch.pass_fds)
+        except BaseException:
+            launch.cleanup()
+            if launch.info_fd is not None:
+                os.close(launch.info_fd)
+            raise
+        finally:
+            for fd in launch.pass_fds:
+                os.close(fd)
+        worker = cls(process, launch)
+        if launch.info_fd is not None:
+            try:
+                worker.init = os.pidfd_open(await asyncio.to_thread(_init_pid, launch.info_fd))
+            except ProcessLookupError:  # it ended already, and its pid namespace with it
+                pass
+            except BaseException:
+                worker.kill()
+                raise
+        return worker
 
     async def run(self, job: dict[str, Any], handlers: dict[str, Handler], limits: SandboxLimits) -> ProgramResult:
-        """One job; however it ends (answer, error, timeout, cancellation) the process is killed at once."""
+        """One job; however it ends (answer, error, timeout, cancellation) the process tree is killed at once."""
         try:
             return await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
@@ -86,62 +112,98 @@ class Worker:
         finally:
             self.kill()
 
+    async def _send(self, message: dict[str, Any]) -> None:
+        """A frame to the child; if it is gone, the next read reports how it ended."""
+        try:
+            self.process.stdin.write(frames.encode(message))
+            await self.process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    async def _receive(self) -> dict[str, Any] | None:
+        """The child's next message, validated; None when it closed its end."""
+        stream = self.process.stdout
+        try:
+            header = await stream.readexactly(frames.HEADER.size)
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                return None
+            raise frames.FrameError("output ended inside a frame header") from None
+        try:
+            body = await stream.readexactly(frames.body_size(header))
+        except asyncio.IncompleteReadError:
+            raise frames.FrameError("output ended inside a frame") from None
+        return _checked(frames.decode(body))
+
     async def _converse(self, job, handlers, limits) -> ProgramResult:
-        proc = self.process
         calls: list[dict[str, Any]] = []
-        proc.stdin.write((json.dumps(job) + "\n").encode())
-        await proc.stdin.drain()
+        try:
+            await self._send(job)
+        except frames.FrameTooLarge as exc:
+            return ProgramResult(None, f"oversize: the job (code, prompt and question) is too large: {exc}",
+                                 "oversize")
         while True:
-            line = await proc.stdout.readline()
-            if not line:
-                code = await proc.wait()
-                kind = "timeout" if code in (-24, -9) and not calls else "crashed"
-                reason = {-24: "CPU time limit reached", -9: "killed (memory or CPU limit)"}.get(
-                    code, f"the program's process ended unexpectedly (exit {code})")
-                return ProgramResult(None, reason, kind, calls=calls)
             try:
-                message = _parse(line)
-            except (ValueError, TypeError, KeyError):  # only a program tampering with the pipe gets here
-                return ProgramResult(None, f"the program wrote to the sandbox's channel: {line[:80]!r}", "forbidden",
+                message = await self._receive()
+            except frames.FrameTooLarge as exc:
+                return ProgramResult(None, f"oversize: {exc} (answer, output or API arguments too large)",
+                                     "oversize", calls=calls)
+            except frames.FrameError as exc:  # only a program tampering with the channel gets here
+                return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}", "forbidden",
                                      calls=calls)
+            if message is None:
+                code = await self.process.wait()
+                kind, reason = ENDINGS.get(-code if code < 0 else code - 128, (
+                    "crashed", f"the program's process ended unexpectedly (exit {code})"))
+                return ProgramResult(None, reason, kind, calls=calls)
             if message["type"] == "done":
-                return ProgramResult(message["answer"], log=message.get("log", ""), calls=calls)
+                return ProgramResult(message["answer"], log=message["log"][-TEXT_CHARS:], calls=calls)
             if message["type"] == "error":
-                return ProgramResult(None, message["error"], message["kind"], message.get("log", ""), calls)
+                return ProgramResult(None, message["error"][:TEXT_CHARS], message["kind"],
+                                     message["log"][-TEXT_CHARS:], calls)
             if len(calls) >= limits.max_calls:
                 return ProgramResult(None, f"the program made more than {limits.max_calls} API calls", "call_limit",
                                      calls=calls)
             calls.append({"name": message["name"], "args": message["args"]})
-            reply = await self._dispatch(message["name"], message["args"], handlers)
-            proc.stdin.write((json.dumps(reply) + "\n").encode())
-            await proc.stdin.drain()
+            await self._send(await self._dispatch(message["name"], message["args"], handlers))
 
     @staticmethod
     async def _dispatch(name: str, args: dict[str, Any], handlers: dict[str, Handler]) -> dict[str, Any]:
         handler = handlers.get(name)
         if handler is None:
-            return {"ok": False, "error": f"unknown function {name!r}"}
+            return {"ok": False, "error": f"unknown function {name[:80]!r}"}
         try:
-            return {"ok": True, "result": await handler(args)}
+            reply = {"ok": True, "result": await handler(args)}
+            frames.encode(reply)  # a result the program could not be sent becomes its error, not ours
+            return reply
         except Exception as exc:  # any failure of a call is the program's to handle, never ours to crash on
             return {"ok": False, "error": f"{name}: {exc}"}
 
     def kill(self) -> None:
-        """SIGKILL it directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio
-        then logs 'Unknown child process' and reports exit code 255)."""
+        """SIGKILL the sandbox's init (the kernel then kills its whole pid namespace) and the launcher's process
+        group, directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio then
+        logs 'Unknown child process'). Closing the job pipe ends a child that still waits for its job."""
+        targets = [(signal.pidfd_send_signal, self.init)] if self.init is not None else []  # safe from pid reuse
         if self.process.returncode is None:
+            targets.append((os.killpg, self.process.pid))
+        for kill, pid in targets:
             try:
-                os.kill(self.process.pid, signal.SIGKILL)
+                kill(pid, signal.SIGKILL)
             except ProcessLookupError:  # already gone
                 pass
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
 
     async def close(self) -> None:
-        """Kill, reap and delete the folder (even if this is cancelled while waiting)."""
+        """Kill, reap and delete its folder (even if this is cancelled while waiting)."""
         self.kill()
         try:
             await self.process.wait()
         finally:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            self.launch.cleanup()
+            if self.init is not None:
+                os.close(self.init)
+                self.init = None
 
 
 class Sandbox:
@@ -150,8 +212,9 @@ class Sandbox:
     Finished processes are reaped in the background: `await close()` (or `async with Sandbox(...)`) before
     the event loop ends."""
 
-    def __init__(self, limits: SandboxLimits | None = None, warm: int = 0):
+    def __init__(self, limits: SandboxLimits | None = None, warm: int = 0, isolation: Isolation | None = None):
         self.limits = limits or SandboxLimits()
+        self.isolation = isolation or choose()  # the strongest OS sandbox here, or SandboxUnavailable
         self.warm = warm
         self._ready: list[asyncio.Task[Worker]] = []
         self._closing: set[asyncio.Task[None]] = set()
@@ -159,7 +222,7 @@ class Sandbox:
 
     def _refill(self) -> None:
         while not self._closed and len(self._ready) < self.warm:
-            self._ready.append(asyncio.ensure_future(Worker.start(self.limits)))
+            self._ready.append(asyncio.ensure_future(Worker.start(self.isolation, self.limits)))
 
     def _retire(self, worker: Worker) -> None:
         """Kill now; reap and clean up in the background, so a finished program's answer is not kept waiting."""
@@ -171,7 +234,7 @@ class Sandbox:
     async def run(self, code: str, prompt: str, images: list[str], question: str,
                   api: dict[str, list[str]], handlers: dict[str, Handler]) -> ProgramResult:
         """Run `main(images, question)` of `code`; `api` names each callable and its parameter order."""
-        worker = await (self._ready.pop(0) if self._ready else Worker.start(self.limits))
+        worker = await (self._ready.pop(0) if self._ready else Worker.start(self.isolation, self.limits))
         try:
             self._refill()
             job = {"code": code, "prompt": prompt, "images": images, "question": question, "api": api}

@@ -1,8 +1,10 @@
-"""Runs one generated visual prompt in a locked-down interpreter; spoken to over stdin/stdout.
+"""Runs one generated visual prompt; spoken to in length-prefixed frames over stdin/stdout.
 
-Started as `python -I -S sandbox_child.py TMPDIR`. It waits for one job line, then installs the locks
-(an audit hook that cannot be removed, an import allow-list) before running the untrusted code. Only the
-visual-tool API functions, which are calls back to the parent, reach anything outside this process.
+Started as `python -I -S sandbox_child.py WORKDIR LIMITS_JSON`, normally inside bubblewrap, which is the
+security boundary. Before its job arrives the process sets its own rlimits (kernel-enforced, so the program
+cannot raise them); before running the untrusted code it installs a second, Python-level layer (an audit hook
+and an import allow-list) that turns common mistakes into clear "forbidden" errors. That layer shares this
+interpreter with the code it guards, so it is no boundary: the parent trusts nothing this process sends.
 """
 
 import builtins
@@ -16,11 +18,15 @@ import math
 import os
 import random
 import re
+import resource
 import statistics
 import string
 import sys
 import textwrap
 import traceback
+
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+import sandbox_frames as frames  # noqa: E402  -- beside this file, in the sandbox too
 
 ALLOWED_MODULES = {"collections", "dataclasses", "functools", "itertools", "json", "math", "random", "re",
                    "statistics", "string", "textwrap"}
@@ -31,15 +37,47 @@ BLOCKED_EVENTS = ("os.", "socket.", "subprocess.", "ctypes.", "pty.", "shutil.",
                   "fcntl.", "mmap.", "resource.", "urllib.", "http.", "ftplib.", "smtplib.", "sqlite3.",
                   "pickle.", "marshal.", "import", "sys._getframe", "sys._current_frames", "sys.settrace",
                   "sys.setprofile", "sys.setrecursionlimit", "sys.addaudithook")
+LOG_CHARS = 4000  # the tail of what the program prints that goes back with its result
 
 
 class Forbidden(PermissionError):
     """The program tried to leave the sandbox."""
 
 
-def lock_down(folder: str) -> None:
-    """Install the audit hook and the import allow-list; after this nothing can undo them."""
+class Tail(io.TextIOBase):
+    """What the program prints, keeping only the last LOG_CHARS characters (printing cannot exhaust memory)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text = (self.text + text[-LOG_CHARS:])[-LOG_CHARS:]
+        return len(text)
+
+
+def set_limits(limits: dict) -> None:
+    """rlimits on this process and whatever it could start; CPU's hard limit one second later, so SIGXCPU
+    (reported as the CPU limit) comes before SIGKILL."""
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"] + 1))
+    for name, key in (("RLIMIT_AS", "memory"), ("RLIMIT_FSIZE", "file"), ("RLIMIT_NOFILE", "files"),
+                      ("RLIMIT_NPROC", "processes")):
+        if limits[key] is not None:
+            resource.setrlimit(getattr(resource, name), (limits[key], limits[key]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def lock_down(folder: str) -> list[str]:
+    """Install the audit hook and the import allow-list (the second layer); returns the list of violations,
+    so a program that catches the Forbidden error still ends as forbidden."""
     real_folder = os.path.realpath(folder)
+    violations: list[str] = []
+
+    def refuse(reason: str) -> None:
+        violations.append(reason)
+        raise Forbidden(reason)
 
     def audit(event: str, args: tuple) -> None:
         if event == "open":
@@ -48,35 +86,47 @@ def lock_down(folder: str) -> None:
                 return
             real = os.path.realpath(os.fsdecode(path))
             if not (real == real_folder or real.startswith(real_folder + os.sep)):
-                raise Forbidden(f"file access outside the sandbox folder: {os.fsdecode(path)}")
+                refuse(f"file access outside the sandbox folder: {os.fsdecode(path)}")
         elif event.startswith(BLOCKED_EVENTS):
-            raise Forbidden(f"operation not allowed in the sandbox: {event}")
+            refuse(f"operation not allowed in the sandbox: {event}")
 
     sys.addaudithook(audit)
     real_import = builtins.__import__
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name.partition(".")[0] not in ALLOWED_MODULES:
-            raise Forbidden(f"import of {name!r} is not allowed; available: {', '.join(sorted(ALLOWED_MODULES))}")
+            refuse(f"import of {name!r} is not allowed; available: {', '.join(sorted(ALLOWED_MODULES))}")
         return real_import(name, globals, locals, fromlist, level)
 
     builtins.__import__ = guarded_import
+    return violations
 
 
 def main() -> None:
-    folder = sys.argv[1]
-    channel_in, channel_out = sys.stdin, sys.stdout
-    line = channel_in.readline()
-    if not line:  # the parent went away before giving a job (killed or closed): leave nothing behind
-        os.rmdir(folder)
+    folder, limits = sys.argv[1], json.loads(sys.argv[2])
+    set_limits(limits)
+    channel_in, channel_out = sys.stdin.buffer, sys.stdout.buffer
+    job = frames.read(channel_in)
+    if job is None:  # the parent went away before giving a job: leave nothing behind
+        try:
+            os.rmdir(folder)
+        except OSError:  # bubblewrap's private tmpfs: a mount point, gone with the sandbox
+            pass
         return
-    job = json.loads(line)
     os.chdir(folder)
-    captured = io.StringIO()
-    sys.stdout = sys.stderr = captured
+    log = Tail()
+    sys.stdout = sys.stderr = log
 
-    def send(message: dict) -> None:
-        channel_out.write(json.dumps(message) + "\n")
+    def send(message: dict, what: str) -> None:
+        """One frame to the parent; a message over the cap ends the program with an `oversize` error."""
+        try:
+            data = frames.encode(message)
+        except frames.FrameTooLarge as exc:
+            error = {"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text}
+            channel_out.write(frames.encode(error))
+            channel_out.flush()
+            os._exit(1)
+        channel_out.write(data)
         channel_out.flush()
 
     def remote(name: str, params: list[str]):
@@ -84,8 +134,10 @@ def main() -> None:
             if len(args) > len(params):
                 raise TypeError(f"{name}() takes at most {len(params)} positional arguments")
             payload = dict(zip(params, args)) | kwargs
-            send({"type": "call", "name": name, "args": payload})
-            reply = json.loads(channel_in.readline())
+            send({"type": "call", "name": name, "args": payload}, f"the arguments of {name}()")
+            reply = frames.read(channel_in)
+            if reply is None:  # the parent ended the run
+                os._exit(1)
             if not reply.get("ok"):
                 raise RuntimeError(reply.get("error", "tool failed"))
             return reply["result"]
@@ -95,22 +147,24 @@ def main() -> None:
 
     namespace = {"__name__": "visual_prompt", "PROMPT": job["prompt"]}
     namespace.update({name: remote(name, params) for name, params in job["api"].items()})
-    lock_down(folder)
+    violations = lock_down(folder)
     try:
         exec(compile(job["code"], "visual_prompt.py", "exec"), namespace)
         if "main" not in namespace:
             raise NameError("the code must define main(images, question)")
-        answer = namespace["main"](job["images"], job["question"])
-        send({"type": "done", "answer": str(answer), "log": captured.getvalue()[-4000:]})
+        answer = str(namespace["main"](job["images"], job["question"]))
+        if violations:
+            raise Forbidden(violations[0])
+        send({"type": "done", "answer": answer, "log": log.text}, "the answer")
     except Forbidden as exc:
-        send({"type": "error", "kind": "forbidden", "error": str(exc), "log": captured.getvalue()[-4000:]})
+        send({"type": "error", "kind": "forbidden", "error": str(exc), "log": log.text}, "the error")
     except MemoryError:
-        send({"type": "error", "kind": "memory", "error": "memory limit reached"})
+        send({"type": "error", "kind": "memory", "error": "memory limit reached", "log": ""}, "the error")
     except BaseException as exc:  # the program's own failure, reported, never raised in the parent
         forbidden = isinstance(exc.__context__, Forbidden) or "not allowed" in str(exc)
-        send({"type": "error", "kind": "forbidden" if forbidden else "exception",
-              "error": "".join(traceback.format_exception_only(type(exc), exc)).strip(),
-              "trace": traceback.format_exc()[-3000:], "log": captured.getvalue()[-4000:]})
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+        send({"type": "error", "kind": "forbidden" if forbidden else "exception", "error": text, "log": log.text},
+             "the error")
 
 
 if __name__ == "__main__":

@@ -11,17 +11,26 @@ from .roles import Costs
 from .tree import Node, Tree
 
 
-def render(run_dir: Path) -> str:
+def render(run_dir: Path, others: list[Path] | None = None) -> str:
+    """The run's page; `others` (runs of the same task) add their mean best-accuracy curve, as in Figure 5."""
     tree = Tree.from_json(json.loads((run_dir / "tree.json").read_text()))
     state = json.loads((run_dir / "state.json").read_text())
     run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
     best = tree.best()
     tokens = Costs.from_json(state["costs"]).exploration_total()
+    unusable = [h for h in state["history"] if h.get("unusable")]
     body = [f"<h1>SEVEX run: {html.escape(str(run.get('task', run_dir.name)))}</h1>",
             f"<p>Strategy {html.escape(str(run.get('strategy', '?')))}; {len(tree.executed())} executed of "
             f"{len(tree.nodes)} nodes; best dev accuracy <b>{best.reward:.3f}</b> (node {best.id}); "
-            f"exploration tokens {tokens:,}.</p>",
+            f"exploration tokens {tokens:,}; <span class=unusable-count>{len(unusable)} unusable "
+            f"iteration(s)</span>.</p>",
+            *([f"<p><b>Stopped:</b> {html.escape(state['stopped'])}</p>"] if state.get("stopped") else []),
             "<h2>Best dev accuracy over iterations</h2>", accuracy_plot(state["history"]),
+            *(_mean_section([state["history"], *(_history(o) for o in others)]) if others else []),
+            *(["<h2>Unusable iterations</h2><ul>" + "".join(
+                f"<li>iteration {h['iteration']}: {html.escape(h['unusable'])}</li>" for h in unusable) + "</ul>"]
+              if unusable else []),
+            "<h2>NUCT selections</h2>", selections_view(state.get("selections", []), tree, run),
             "<h2>Tokens per role</h2>", _cost_table(state["costs"]["by_role"], "role"),
             "<h2>Tokens per stage</h2>", _cost_table(state["costs"]["by_stage"], "stage"),
             "<h2>Idea tree</h2>", _subtree(tree, tree.root, best.id)]
@@ -29,7 +38,8 @@ def render(run_dir: Path) -> str:
             "body{font-family:sans-serif;max-width:1100px;margin:2em auto}details{margin-left:1.2em;"
             "border-left:2px solid #ddd;padding-left:.6em}summary{cursor:pointer}.best{background:#fff3c4}"
             ".pending{color:#888}img{max-height:160px;margin:4px;border:1px solid #ccc}pre{background:#f6f6f6;"
-            "padding:.5em;overflow:auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px}"
+            "padding:.5em;overflow:auto}table{border-collapse:collapse}.chosen{background:#e4f4e4}"
+            "td,th{border:1px solid #ccc;padding:2px 8px}"
             "</style>" + "\n".join(body))
 
 
@@ -54,6 +64,60 @@ def accuracy_plot(history: list[dict], width: int = 640, height: int = 240) -> s
             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#000"/>{ticks}'
             f'<text x="{width / 2}" y="{height - 6}" font-size="11" text-anchor="middle">iteration (0..{last})</text>'
             f'<polyline class="best-line" fill="none" stroke="#c60" stroke-width="2" points="{steps}"/>{dots}</svg>')
+
+
+def _history(run_dir: Path) -> list[dict]:
+    state = run_dir / "state.json"
+    if not state.exists():
+        raise FileNotFoundError(f"--with: {run_dir} holds no run (state.json missing)")
+    return json.loads(state.read_text())["history"]
+
+
+def mean_curve(histories: list[list[dict]]) -> list[dict]:
+    """Best dev accuracy after each iteration averaged over runs, up to the shortest run (a step line)."""
+    last = min(max(h["iteration"] for h in history) for history in histories)
+    curves = []
+    for history in histories:
+        best = {h["iteration"]: h["best"] for h in history}
+        curves.append([best[i] if i in best else None for i in range(last + 1)])
+    return [{"iteration": i, "best": sum(c[i] for c in curves) / len(curves), "node": None, "reward": None}
+            for i in range(last + 1) if all(c[i] is not None for c in curves)]
+
+
+def _mean_section(histories: list[list[dict]]) -> list[str]:
+    return [f"<h2>Best dev accuracy averaged over {len(histories)} runs</h2>", accuracy_plot(mean_curve(histories))]
+
+
+def selections_view(selections: list[dict], tree: Tree, run: dict) -> str:
+    """Every selection, level by level: each candidate's priority and the terms it adds up (NUCT eq. 1 and 2)."""
+    if not selections:
+        return "<p>(no NUCT selections recorded)</p>"
+    nuct = run.get("config", {}).get("nuct", {})
+    formula = ("<p>Executed: P = (R<sub>max</sub> &minus; R<sub>parent</sub>) + &lambda;<sub>expl</sub>"
+               "&radic;(ln n<sub>parent</sub> / n<sub>i</sub>). Unexecuted: P = gain_scale&middot;s<sub>gain</sub> + "
+               "&lambda;<sub>novel</sub>s<sub>novel</sub> + &lambda;<sub>sat</sub>&radic;(ln n<sub>parent</sub> / "
+               "c<sub>exec</sub>) (inf while no sibling ran); ratings 1-10 normalised as (r &minus; 1) / 9. "
+               f"Parameters: {html.escape(json.dumps(nuct))}.</p>")
+    parts = [formula]
+    for sel in selections:
+        levels = "".join(_level_table(level, tree) for level in sel["levels"])
+        path = " &rarr; ".join(f"#{n}" for n in sel["path"])
+        parts.append(f"<details class=selection><summary>iteration {sel['iteration']}: {path}</summary>"
+                     f"{levels}</details>")
+    return "".join(parts)
+
+
+def _level_table(level: dict, tree: Tree) -> str:
+    rows = []
+    for cand in level["candidates"]:
+        node = tree.nodes.get(cand["node"])
+        idea = html.escape(node.idea[:70]) if node else ""
+        terms = ", ".join(f"{k} {v}" for k, v in cand["terms"].items())
+        mark = " class=chosen" if cand["node"] == level["chosen"] else ""
+        rows.append(f"<tr{mark}><td>#{cand['node']}</td><td>{idea}</td><td>{'yes' if cand['executed'] else 'no'}"
+                    f"</td><td>{cand['priority']}</td><td>{html.escape(terms)}</td></tr>")
+    return (f"<p>children of #{level['parent']} (chosen #{level['chosen']}):</p><table><tr><th>node</th><th>idea"
+            "</th><th>executed</th><th>priority</th><th>terms</th></tr>" + "".join(rows) + "</table>")
 
 
 def _cost_table(table: dict[str, dict], label: str) -> str:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..datasets.answers import extract, same_answer, normalise
 from ..datasets.base import Sample
+from ..datasets.blink import subtask_key
 
 
 @dataclass(frozen=True)
@@ -17,15 +19,25 @@ class Task:
     aliases: tuple[str, ...] = ()  # other sample categories that are this task (the loaders' names)
 
     def samples(self, samples: list[Sample]) -> list[Sample]:
-        """This task's samples of a mixed benchmark file (BlindTest and BLINK hold many tasks in one file)."""
+        """This task's labelled samples of a mixed benchmark file (BlindTest and BLINK hold many tasks in one
+        file); subtask names match with spaces or underscores ("Relative Depth" is Relative_Depth)."""
+        samples = [s for s in samples if s.answer is not None and not s.error]  # never scored: dropped
         if self.benchmark not in ("blindtest", "blink"):
-            return list(samples)
-        names = {self.name, *self.aliases}
-        mine = [s for s in samples if s.category in names]
+            return samples
+        names = {subtask_key(n) for n in (self.name, *self.aliases)}
+        mine = [s for s in samples if s.category and subtask_key(s.category) in names]
         found = sorted({s.category for s in samples if s.category})
         if not mine and found:
             raise ValueError(f"--dev: no {self.name} samples in this dataset; its tasks are: {', '.join(found)}")
-        return mine or list(samples)
+        return mine or samples
+
+    def score(self, raw: str, sample: Sample) -> tuple[str | None, bool]:
+        """The answer read from the target's reply with the benchmark's extractor, and whether it is right; a
+        sample with options reads option letters ("(B)" is B), whatever the task."""
+        prediction = extract(self.benchmark, raw, expected=sample.answer, choices=sample.choices)
+        if sample.answer is None:
+            return prediction, False
+        return prediction, same_answer(prediction, normalise(self.benchmark, sample.answer, sample.choices))
 
 
 _BLINDTEST_COUNT = "a number in curly brackets, e.g. {2}"

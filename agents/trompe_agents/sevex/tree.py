@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
+
+from ..statefiles import write_json_atomic  # noqa: F401 -- checkpoints are written through the shared helper
 
 
 @dataclass
@@ -36,6 +35,7 @@ class Experiment:
     analysis: str = ""
     insights: list[str] = field(default_factory=list)
     failure: str | None = None  # why the whole node failed (engineer, sandbox), if it did
+    runs: list[float] = field(default_factory=list)  # the accuracy of each dev-set run (--repeats); reward = mean
 
 
 @dataclass
@@ -118,10 +118,3 @@ class Tree:
             node = Node(**raw)
             tree.nodes[node.id] = node
         return tree
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write via a temp file and rename, so a kill never leaves a half-written checkpoint."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)

@@ -19,8 +19,10 @@ renders it in the vendor's format, records every request, and can inject faults:
 
 Replies: `call(name, **args)` (one tool call; `call(name, raw='{"bad')` sends malformed arguments),
 `final(text)`, or `Reply(text=..., calls=[Call(...), ...], usage=Tokens(...), thought_signature=...)`.
-Token numbers are neutral (`input`, `output` excluding reasoning, `reasoning`, `cached`, `image`) and are written
-in each vendor's own fields. Gemini replies carry `thoughtSignature` on the first function call (as Gemini 3 does).
+Token numbers are neutral (`input`, `output` excluding reasoning, `reasoning`, `cached`, `image`, `cache_write`)
+and are written in each vendor's own fields (Anthropic: `input_tokens` excludes cache reads and writes, as its
+prompt-caching docs say: platform.claude.com/docs/en/build-with-claude/prompt-caching). Gemini replies carry
+`thoughtSignature` on the first function call (as Gemini 3 does).
 
 Faults by model name (Gemini: from the URL path; others: the body's "model"), checked before the script:
 - a model containing "ratelimit": the first request gets 429 with `retry-after: 0` (Gemini: RetryInfo 0s);
@@ -29,8 +31,12 @@ Faults by model name (Gemini: from the URL path; others: the body's "model"), ch
 - "flaky": the first request gets a 500;
 - "notemp": any request that sets a temperature gets a 400 naming it (as models without temperature do).
 `faults={"model-x": ["ratelimit", "server_error", "quota"]}` scripts faults per model explicitly (consumed in
-order; also "slowdown": 429 asking for a 3600 s wait, "bad_request": a plain 400). `latency=0.05` delays
-every reply (for benchmarks). `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url`
+order). Every vendor speaks these, each in its own documented or publicly reported error body (`ERROR_BODIES`,
+sources cited there): auth, permission, not_found, ratelimit (with retry-after / retry delay 0), ratelimit_bare
+(none), daily_quota, monthly_quota, credit_400, credit_429, quota, overloaded, server_error, bad_request,
+slowdown (429 asking for a 3600 s wait), temperature. A fault a vendor has no body for is a readable 500.
+A model named "fault-<fault>" (e.g. "fault-auth") gets that fault on every request. `latency=0.05` delays every
+reply (for benchmarks). `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url`
 is the bare server address. Use it as a context manager, or call `close()`.
 """
 
@@ -71,6 +77,7 @@ class Tokens:
     reasoning: int = 5
     cached: int = 10
     image: int | None = None
+    cache_write: int = 0  # Anthropic's cache_creation_input_tokens (prompt caching)
 
 
 @dataclass
@@ -172,7 +179,7 @@ class FakeVendor:
         if self.latency:
             time.sleep(self.latency)
         if fault is not None:
-            return ERRORS[fault](self.kind)
+            return error_reply(self.kind, fault)
         replies = self._reply(body, n)
         return 200, {}, RENDER[self.kind](replies, model, n)
 
@@ -182,6 +189,8 @@ class FakeVendor:
         if model in self.faults:
             return self.faults[model].pop(0) if self.faults[model] else None
         seen = self._seen[model] = self._seen.get(model, 0) + 1
+        if model.startswith("fault-"):
+            return model.removeprefix("fault-")
         if "quota" in model:
             return "quota"
         if "ratelimit" in model and seen == 1:
@@ -203,6 +212,7 @@ class FakeVendor:
 def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # TCP_NODELAY: without it each keep-alive reply can stall ~40 ms
 
         def do_POST(self) -> None:  # noqa: N802 (stdlib name)
             length = int(self.headers.get("Content-Length") or 0)
@@ -243,8 +253,8 @@ def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
                 for i, c in enumerate(reply.calls)]
     return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
             "stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": u.input - u.cached, "output_tokens": u.output + u.reasoning,
-                      "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": 0,
+            "usage": {"input_tokens": u.input - u.cached - u.cache_write, "output_tokens": u.output + u.reasoning,
+                      "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": u.cache_write,
                       "output_tokens_details": {"thinking_tokens": u.reasoning}}}
 
 
@@ -271,8 +281,9 @@ def _responses(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if reply.text:
         output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    # `async` is a wire name the SDK reads into `async_` (openai types/responses/response_function_tool_call.py)
     output += [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id or f"call_{n}_{i}", "name": c.name,
-                "arguments": c.arguments, "status": "completed"} for i, c in enumerate(reply.calls)]
+                "arguments": c.arguments, "status": "completed", "async": False} for i, c in enumerate(reply.calls)]
     return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000, "status": "completed",
             "model": model, "error": None, "incomplete_details": None, "output": output,
             "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "temperature": 0, "top_p": None,
@@ -306,58 +317,165 @@ RENDER: dict[str, Callable[[Reply, str, int], dict[str, Any]]] = {
 
 
 # --- errors in each wire format --------------------------------------------------------------------------
+# Bodies follow the vendors' documented error shapes and, where a case is undocumented, bodies users reported
+# from the real APIs; each cites its source. `VENDOR` maps a fake kind to the vendor whose errors it speaks.
 
-def _openai_error(message: str, type_: str, code: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
-
-
-def _gemini_error(code: int, status: str, message: str, details: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "status": status, "details": details}}
+VENDOR = {"anthropic": "anthropic", "responses": "openai", "chat": "openai", "gemini": "gemini"}
+Error = tuple[int, dict[str, str], dict[str, Any]]
 
 
-def _ratelimit(kind: str, wait: int = 0) -> tuple[int, dict, dict]:
-    headers = {"retry-after": str(wait)}
-    if kind == "anthropic":
-        return 429, headers, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"},
-                              "request_id": "req_x"}
-    if kind == "gemini":
-        return 429, {}, _gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", [
-            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                {"quotaId": "GenerateRequestsPerMinutePerProjectPerModel", "quotaValue": "10"}]},
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{wait}s"}])
-    return 429, headers, _openai_error("Rate limit reached", "requests", "rate_limit_exceeded")
+def _anthropic_error(status: int, type_: str, message: str, headers: dict[str, str] | None = None) -> Error:
+    """docs.claude.com/en/api/errors: {"type": "error", "error": {"type", "message"}, "request_id"}."""
+    return status, headers or {}, {"type": "error", "error": {"type": type_, "message": message},
+                                   "request_id": "req_011CZ47RMLnx1JoJXRrzzSde"}
 
 
-def _quota(kind: str) -> tuple[int, dict, dict]:
-    if kind == "anthropic":
-        return 402, {}, {"type": "error", "error": {
-            "type": "billing_error", "message": "Your credit balance is too low to access the Anthropic API."}}
-    if kind == "gemini":
-        return 429, {}, _gemini_error(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", [
-            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
-                 "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "quotaValue": "250"}]}])
-    return 429, {}, _openai_error("You exceeded your current quota, please check your plan and billing.",
-                                  "insufficient_quota", "insufficient_quota")
+def _openai_error(status: int, message: str, type_: str | None, code: str | None,
+                  headers: dict[str, str] | None = None) -> Error:
+    """platform.openai.com/docs/guides/error-codes: {"error": {"message", "type", "param", "code"}}."""
+    return status, headers or {}, {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
 
-def _server_error(kind: str) -> tuple[int, dict, dict]:
-    if kind == "anthropic":
-        return 500, {}, {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
-    if kind == "gemini":
-        return 500, {}, _gemini_error(500, "INTERNAL", "An internal error has occurred.", [])
-    return 500, {}, _openai_error("The server had an error", "server_error", "server_error")
+def _gemini_error(code: int, status: str, message: str, details: list[dict[str, Any]] | None = None) -> Error:
+    """ai.google.dev/gemini-api/docs/troubleshooting: google.rpc.Status {"error": {"code", "message", "status",
+    "details"}}."""
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = details
+    return code, {}, {"error": error}
 
 
-def _bad_request(kind: str, message: str = "messages: at least one message is required") -> tuple[int, dict, dict]:
-    if kind == "anthropic":
-        return 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
-    if kind == "gemini":
-        return 400, {}, _gemini_error(400, "INVALID_ARGUMENT", message, [])
-    return 400, {}, _openai_error(message, "invalid_request_error", "unsupported_parameter")
+def _quota_failure(*quota_ids: str) -> dict[str, Any]:
+    return {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": q,
+         "quotaDimensions": {"location": "global", "model": "gemini-2.0-flash"}} for q in quota_ids]}
 
 
-ERRORS: dict[str, Callable[[str], tuple[int, dict, dict]]] = {
-    "ratelimit": _ratelimit, "slowdown": lambda kind: _ratelimit(kind, 3600), "quota": _quota,
-    "server_error": _server_error, "bad_request": _bad_request,
-    "temperature": lambda kind: _bad_request(kind, "temperature is not supported with this model")}
+def _retry_info(delay: str) -> dict[str, Any]:
+    return {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+
+
+GEMINI_QUOTA_HELP = {"@type": "type.googleapis.com/google.rpc.Help", "links": [
+    {"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]}
+
+ERROR_BODIES: dict[str, dict[str, Callable[[], Error]]] = {
+    "anthropic": {
+        # documented types (docs.claude.com/en/api/errors); 402 billing_error as the error reference lists it
+        "auth": lambda: _anthropic_error(401, "authentication_error", "invalid x-api-key"),
+        "permission": lambda: _anthropic_error(
+            403, "permission_error", "Your API key does not have permission to use the specified resource."),
+        "not_found": lambda: _anthropic_error(404, "not_found_error", "model: claude-nonexistent-1"),
+        "ratelimit": lambda: _anthropic_error(429, "rate_limit_error", "slow down", {"retry-after": "0"}),
+        # reported without retry-after: anthropics/claude-code#64462
+        "ratelimit_bare": lambda: _anthropic_error(
+            429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later."),
+        # reported: SakanaAI/AI-Scientist#115, anthropics/claude-quickstarts#116
+        "daily_quota": lambda: _anthropic_error(
+            429, "rate_limit_error", "Number of request tokens has exceeded your daily rate limit "
+            "(https://docs.anthropic.com/en/api/rate-limits); see the response headers for current usage. Please "
+            "reduce the prompt length or the maximum tokens requested, or try again later."),
+        # the monthly spend limit, reported as a 400: anthropics/claude-code#38035, #2127
+        "monthly_quota": lambda: _anthropic_error(
+            400, "invalid_request_error",
+            "You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."),
+        # no credit, reported as a 400: anthropics/claude-code#4684, anthropics/claude-quickstarts#229
+        "credit_400": lambda: _anthropic_error(
+            400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go "
+            "to Plans & Billing to upgrade or purchase credits."),
+        "quota": lambda: _anthropic_error(
+            402, "billing_error", "Your credit balance is too low to access the Anthropic API."),
+        "overloaded": lambda: _anthropic_error(529, "overloaded_error", "Overloaded"),
+        "server_error": lambda: _anthropic_error(500, "api_error", "Internal server error"),
+        "bad_request": lambda: _anthropic_error(400, "invalid_request_error",
+                                                "messages: at least one message is required"),
+        "slowdown": lambda: _anthropic_error(429, "rate_limit_error", "slow down", {"retry-after": "3600"}),
+        "temperature": lambda: _anthropic_error(400, "invalid_request_error",
+                                                "temperature is not supported with this model"),
+    },
+    "openai": {
+        # codes from platform.openai.com/docs/guides/error-codes
+        "auth": lambda: _openai_error(
+            401, "Incorrect API key provided: sk-bad. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key"),
+        "permission": lambda: _openai_error(403, "Country, region, or territory not supported",
+                                            "request_forbidden", "unsupported_country_region_territory"),
+        "not_found": lambda: _openai_error(
+            404, "The model `gpt-nonexistent` does not exist or you do not have access to it.",
+            "invalid_request_error", "model_not_found"),
+        "ratelimit": lambda: _openai_error(429, "Rate limit reached", "requests", "rate_limit_exceeded",
+                                           {"retry-after": "0"}),
+        # reported without retry-after (a per-minute limit): mmz-001/knowledge_gpt#5 shape, current wording
+        "ratelimit_bare": lambda: _openai_error(
+            429, "Rate limit reached for gpt-4o-mini in organization org-x on tokens per min (TPM): Limit 200000, "
+            "Used 199000, Requested 2000. Please try again in 300ms.", "tokens", "rate_limit_exceeded"),
+        # reported: feder-cr/invisible_playwright_mcp#109
+        "daily_quota": lambda: _openai_error(
+            429, "Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): Limit 200, "
+            "Used 200, Requested 1. Please try again in 7m12s.", "requests", "rate_limit_exceeded"),
+        # documented: "You have run out of credits or hit your maximum monthly spend"; body: OpenHands/OpenHands#998
+        "monthly_quota": lambda: _openai_error(
+            429, "You exceeded your current quota, please check your plan and billing details.",
+            "insufficient_quota", "insufficient_quota"),
+        # reported as a 400: dfinke/PowerShellAI#127
+        "credit_400": lambda: _openai_error(400, "Billing hard limit has been reached", "invalid_request_error",
+                                            "billing_hard_limit_reached"),
+        "quota": lambda: _openai_error(429, "You exceeded your current quota, please check your plan and billing.",
+                                       "insufficient_quota", "insufficient_quota"),
+        "overloaded": lambda: _openai_error(503, "The engine is currently overloaded, please try again later.",
+                                            "server_error", None),
+        "server_error": lambda: _openai_error(500, "The server had an error while processing your request. Sorry "
+                                                   "about that!", "server_error", None),
+        "bad_request": lambda: _openai_error(400, "messages: at least one message is required",
+                                             "invalid_request_error", "unsupported_parameter"),
+        "slowdown": lambda: _openai_error(429, "Rate limit reached", "requests", "rate_limit_exceeded",
+                                          {"retry-after": "3600"}),
+        "temperature": lambda: _openai_error(400, "temperature is not supported with this model",
+                                             "invalid_request_error", "unsupported_parameter"),
+    },
+    "gemini": {
+        # a bad key is a 400 with ErrorInfo API_KEY_INVALID: cequence-io/openai-scala-client#109
+        "auth": lambda: _gemini_error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+             "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}]),
+        "permission": lambda: _gemini_error(403, "PERMISSION_DENIED",
+                                            "The caller does not have permission"),
+        # reported: wwardaww/gnome-gemini-ai#22
+        "not_found": lambda: _gemini_error(
+            404, "NOT_FOUND", "models/gemini-pro is not found for API version v1beta, or is not supported for "
+            "generateContent. Call ListModels to see the list of available models and their supported methods."),
+        "ratelimit": lambda: _gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", [
+            _quota_failure("GenerateRequestsPerMinutePerProjectPerModel"), _retry_info("0s")]),
+        # reported without details: continuedev/continue#10479
+        "ratelimit_bare": lambda: _gemini_error(429, "RESOURCE_EXHAUSTED",
+                                                "Resource has been exhausted (e.g. check quota)."),
+        # a per-day quota that also carries a retry delay: googleapis/python-genai#2044
+        "daily_quota": lambda: _gemini_error(
+            429, "RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing "
+            "details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+            [GEMINI_QUOTA_HELP, _quota_failure("GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                                               "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"),
+             _retry_info("47s")]),
+        # prepaid credit used up; message reported in dyad-sh/dyad#3626, JeffOtano/roni#125
+        "credit_429": lambda: _gemini_error(
+            429, "RESOURCE_EXHAUSTED", "Your prepayment credits are depleted. Please go to AI Studio at "
+            "https://ai.studio/projects to manage your project and billing."),
+        "quota": lambda: _gemini_error(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", [
+            _quota_failure("GenerateRequestsPerDayPerProjectPerModel-FreeTier")]),
+        # reported: google-gemini/gemini-cli#5191
+        "overloaded": lambda: _gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+        "server_error": lambda: _gemini_error(500, "INTERNAL", "An internal error has occurred."),
+        "bad_request": lambda: _gemini_error(400, "INVALID_ARGUMENT", "messages: at least one message is required"),
+        "slowdown": lambda: _gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", [
+            _quota_failure("GenerateRequestsPerMinutePerProjectPerModel"), _retry_info("3600s")]),
+        "temperature": lambda: _gemini_error(400, "INVALID_ARGUMENT", "temperature is not supported with this model"),
+    },
+}
+ERROR_BODIES["openai"]["credit_429"] = ERROR_BODIES["openai"]["quota"]  # insufficient_quota is the 429 one
+
+
+def error_reply(kind: str, fault: str) -> Error:
+    """The (status, headers, body) a fake of `kind` sends for `fault`; a fault it has no body for is a 500."""
+    bodies = ERROR_BODIES[VENDOR[kind]]
+    if fault not in bodies:
+        return 500, {}, {"error": {"message": f"fake vendor: no {fault!r} error for {kind}"}}
+    return bodies[fault]()

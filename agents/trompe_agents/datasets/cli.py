@@ -1,0 +1,58 @@
+"""`trompe dataset info|convert`: check how a benchmark file reads before spending a run on it."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from .cliargs import add_dataset_args, describe_counts
+from .jsonl import write_jsonl
+from .load import LOADERS, agent_task, load_dataset
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    dataset = subparsers.add_parser("dataset", help="inspect or convert a benchmark dataset")
+    actions = dataset.add_subparsers(dest="action", required=True, metavar="ACTION")
+    info = actions.add_parser("info", help="format, split, counts, categories and options of a dataset")
+    convert = actions.add_parser("convert", help="write a dataset in the generic probes.jsonl format")
+    for action in (info, convert):
+        action.add_argument("dataset", type=Path, help="dataset file or folder")
+        action.add_argument("--format", choices=sorted(LOADERS), help="dataset format (default: detected)")
+        action.add_argument("--labels", type=Path, help="label file joining answers to an unlabelled set")
+        add_dataset_args(action)
+    convert.add_argument("--out", type=Path, required=True, help="folder for probes.jsonl")
+    info.set_defaults(func=run_info)
+    convert.set_defaults(func=run_convert)
+
+
+def _load(args: argparse.Namespace):
+    return load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
+                        split=args.split)
+
+
+def run_info(args: argparse.Namespace) -> int:
+    dataset = _load(args)
+    samples = dataset.samples
+    split = sorted({str(s.metadata.get("split")) for s in samples if s.metadata.get("split")})
+    print(f"{args.dataset}: {dataset.format}" + (f", split {', '.join(split)}" if split else "")
+          + f", {len(samples)} samples{describe_counts(dataset)}")
+    print(f"illusion agent task: {agent_task(dataset.format, samples)}")
+    options = Counter(len(s.choices) for s in samples if s.choices)
+    if options:
+        print("options per sample: " + ", ".join(f"{k}: {v}" for k, v in sorted(options.items())))
+    answers = Counter(s.answer for s in samples if s.answer is not None)
+    print("answers: " + (", ".join(f"{k} {v}" for k, v in answers.most_common(10)) or "none (unlabelled)"))
+    for name, count in sorted(Counter(s.category or "-" for s in samples).items()):
+        print(f"  {name}: {count}")
+    return 0
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    dataset = _load(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "probes.jsonl"
+    kept = [s for s in dataset.samples if not s.error]  # a sample that cannot run is left out, and counted
+    write_jsonl(kept, path)
+    print(f"wrote {len(kept)} samples to {path}{describe_counts(dataset)}")
+    return 0

@@ -1,0 +1,40 @@
+"""TeT-style parquet (ziplab/DDP "asset/TeT benchmark/*.parquet"): `idx, question, image{bytes,path},
+groundtruth, task`. A row whose image has no bytes fails alone at run time; the load counts it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .answers import normalise
+from .base import DatasetError, ListDataset, Sample
+from .options import inline_options
+from .parquet import images_folder, read_rows, safe_name, write_image
+
+COLUMNS = ["idx", "question", "image", "groundtruth", "task"]
+
+
+def load_tet(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
+    folder = images_folder(images_root, "tet", path)
+    rows, chosen = read_rows(path, COLUMNS, split, "tet")
+    samples, missing = [], 0
+    for where, row in rows:
+        idx = str(row["idx"])
+        where = f"{where} (idx {idx!r})"
+        _, choices = inline_options(str(row["question"]), where)
+        value = row["image"]
+        error = None
+        if isinstance(value, dict) and not value.get("bytes") or value is None:
+            missing += 1
+            image = folder / f"{safe_name(idx)}.missing"
+            error = f"{where}, image: no image bytes in the row (path {value.get('path') if value else None!r})"
+        else:
+            image = write_image(value, folder, f"tet_{idx}", f"{where}, image")
+        gt = row["groundtruth"]
+        try:
+            answer = normalise("tet", str(gt), choices) if gt not in (None, "") else None
+        except ValueError:
+            raise DatasetError(f"{where}: groundtruth {gt!r} cannot be read") from None
+        samples.append(Sample(id=idx, images=[image], question=row["question"], answer=answer, choices=choices,
+                              category=row["task"], metadata={"groundtruth": gt, "split": chosen}, error=error))
+    return ListDataset("tet", samples, {"missing_image": missing} if missing else {})

@@ -1,0 +1,97 @@
+"""`--workers N`: N local processes, each with its own backend and in-process tool server, off the driver's GIL."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import multiprocessing
+import queue
+import signal
+import sys
+from collections.abc import Callable
+
+from .worker import Item, Job, Record, drain, per_worker
+
+STOP = None  # one per worker at the end of the task queue
+
+
+def die_with_parent() -> None:
+    """A worker must not outlive a driver killed with SIGKILL (Linux: the kernel sends it SIGKILL too)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def worker_main(spec: Job, lanes: int, share: int, tasks, results) -> None:
+    """Entry point of one worker process: answer samples from `tasks`, put records on `results`."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle; it stops the workers
+    try:
+        asyncio.run(_serve(spec, lanes, share, tasks, results))
+    except Exception as exc:
+        results.put(("failed", f"{type(exc).__name__}: {exc}"))
+
+
+async def _serve(spec: Job, lanes: int, share: int, tasks, results) -> None:
+    local: asyncio.Queue = asyncio.Queue(maxsize=lanes)
+
+    async def feed() -> None:  # one thread at a time waits on the cross-process queue
+        while (item := await asyncio.to_thread(tasks.get)) is not STOP:
+            await local.put(item)
+        for _ in range(lanes):
+            await local.put(STOP)
+
+    async def deliver(record: Record) -> None:
+        results.put(("record", record))
+
+    async with spec.worker(share) as worker:
+        await asyncio.gather(feed(), drain(local.get, worker, deliver, lanes))
+
+
+class ProcessExecutor:
+    """Spreads samples over worker processes; the driver receives every record and writes it alone."""
+
+    def __init__(self, spec: Job, workers: int, concurrency: int):
+        self.spec, self.workers, self.concurrency = spec, workers, concurrency
+
+    async def run(self, todo: list[Item], deliver: Callable[[Record], None]) -> None:
+        if not todo:
+            return
+        context = multiprocessing.get_context("spawn")  # no inherited event loop, threads or open sockets
+        tasks, results = context.Queue(), context.Queue()
+        count = min(self.workers, len(todo))
+        lanes = per_worker(self.concurrency, count)
+        procs = [context.Process(target=worker_main, args=(self.spec, lanes, count, tasks, results), daemon=True,
+                                 name=f"trompe-worker-{i + 1}") for i in range(count)]
+        for proc in procs:  # started from this (the main) thread: the parent-death signal is tied to it
+            proc.start()
+        for item in todo:
+            tasks.put(item)
+        for _ in procs:
+            tasks.put(STOP)
+        remaining = len(todo)
+        try:
+            while remaining:
+                kind, payload = await asyncio.to_thread(next_message, results, procs)
+                if kind == "failed":
+                    raise RuntimeError(f"a worker process failed ({payload}); finished samples are saved, "
+                                       "rerun the same command to resume")
+                deliver(payload)
+                remaining -= 1
+        finally:
+            for proc in procs:
+                if remaining:
+                    proc.kill()
+                proc.join(timeout=30)
+            tasks.close()
+            results.close()
+
+
+def next_message(results, procs: list) -> tuple[str, object]:
+    """The next worker message; a worker that died without a word is reported instead of waited for."""
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            dead = [p for p in procs if p.exitcode not in (None, 0)]
+            if dead:
+                return "failed", f"{dead[0].name} exited with code {dead[0].exitcode}"

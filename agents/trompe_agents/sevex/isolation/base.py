@@ -1,0 +1,68 @@
+"""What every isolation mechanism provides: a command that starts the child under it, and whether it can."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+SEVEX = Path(__file__).resolve().parents[1]
+CHILD = SEVEX / "sandbox_child.py"
+CHILD_FILES = (CHILD, SEVEX / "sandbox_frames.py")  # all the child imports besides the standard library
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-program limits; all but wall_seconds and disk_bytes are rlimits the child sets on itself."""
+
+    wall_seconds: float = 120.0  # whole program, tool and model calls included; then the whole tree is killed
+    cpu_seconds: int = 30  # the program's own computation
+    memory_bytes: int = 1024 * 1024 * 1024  # address space of the child
+    max_calls: int = 64  # API calls one program may make
+    file_bytes: int = 16 * 1024 * 1024  # largest file the program may write
+    open_files: int = 64
+    processes: int = 16  # RLIMIT_NPROC, where the sandbox has its own user namespace
+    disk_bytes: int = 64 * 1024 * 1024  # size of the private tmpfs (bubblewrap)
+
+    def for_child(self, own_user: bool) -> str:
+        """The rlimits as the child's argument; RLIMIT_NPROC only where it counts the sandbox's own processes
+        (outside a user namespace it would count every process of this user)."""
+        return json.dumps({"cpu": self.cpu_seconds, "memory": self.memory_bytes, "file": self.file_bytes,
+                           "files": self.open_files, "processes": self.processes if own_user else None})
+
+
+class SandboxUnavailable(RuntimeError):
+    """No OS sandbox can run here; the message says why and how to fix it."""
+
+
+@dataclass
+class Launch:
+    """How to start one child: the command, and what the parent must clean up after it."""
+
+    argv: list[str]
+    cwd: str | None = None
+    folder: Path | None = None  # a host folder to delete when the child ends (None: a tmpfs gone with the sandbox)
+    pass_fds: tuple[int, ...] = field(default=())  # handed to the launcher, closed in the parent once it started
+    info_fd: int | None = None  # bubblewrap's --info-fd read end: it names the sandbox's init process
+
+    def cleanup(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Isolation(ABC):
+    """One way to run the child; `unavailable()` is checked before any generated code runs (fail closed)."""
+
+    name: ClassVar[str]
+    own_user: ClassVar[bool]  # runs in its own user namespace, so RLIMIT_NPROC counts only the sandbox
+
+    @abstractmethod
+    def unavailable(self) -> str | None:
+        """Why this mechanism cannot run here (None: it can)."""
+
+    @abstractmethod
+    def launch(self, limits: SandboxLimits) -> Launch:
+        """The command that starts one waiting child under this mechanism."""

@@ -1,0 +1,143 @@
+"""bubblewrap: the security boundary for generated code on Linux.
+
+The child runs as an unprivileged uid in new user, pid, net, ipc, uts and cgroup namespaces with an empty
+environment; it sees only the interpreter, its standard library and the shared libraries they load (all
+read-only), a fresh /proc of its own pid namespace and a minimal read-only /dev; its only writable place is a
+private, size-capped tmpfs. A seccomp filter stops it creating processes. `--die-with-parent` ends it with
+SEVEX, and killing bubblewrap ends the pid namespace, so a wall-clock kill takes the whole process tree.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from .base import CHILD_FILES, Isolation, Launch, SandboxLimits
+from .seccomp import deny_filter, filter_fd
+
+UID = 65534  # "nobody" inside the user namespace
+CODE_DIR = "/sandbox"  # the child's own two files, read-only
+WORK_DIR = "/work"  # the private tmpfs: the program's working directory and only writable place
+# extension modules for computation whose shared libraries are bound; the others (ssl, sqlite, ctypes, tkinter,
+# curses...) stay unloadable: each library is one less thing to attack, and one less mount per start
+COMPUTE_MODULES = {"math", "cmath", "_json", "_random", "_bisect", "_statistics", "_struct", "_datetime",
+                   "_decimal", "_heapq", "array", "binascii", "unicodedata", "zlib", "_sha512", "_sha256",
+                   "_sha2", "_md5", "_blake2", "_contextvars", "_opcode"}
+
+
+@functools.cache
+def interpreter() -> str:
+    """The real interpreter binary (a virtual environment's python is a symlink to it)."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def _library_paths(files: list[str]) -> set[str]:
+    """The shared libraries `files` load, as the dynamic loader resolves them (from one `ldd` run)."""
+    out = subprocess.run(["ldd", *files], capture_output=True, text=True, check=False, env={}).stdout
+    paths = set()
+    for line in out.splitlines():
+        target = line.split("=>", 1)[-1].strip()
+        path = target.split(" (", 1)[0].strip()
+        if path.startswith("/") and not path.endswith(":"):
+            paths.add(path)
+    return paths
+
+
+def _at_real_folder(path: str) -> str:
+    """`path` with its folder's symlinks resolved (/lib/x/libc.so.6 -> /usr/lib/x/libc.so.6), name kept."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+@functools.cache
+def _view() -> tuple[str, ...]:
+    """The read-only part of the sandbox's file system, as bubblewrap arguments."""
+    stdlib = os.path.realpath(sysconfig.get_path("stdlib"))
+    dynload = os.path.realpath(sysconfig.get_config_var("DESTSHARED") or stdlib)
+    binds = {interpreter(): interpreter(), stdlib: stdlib, dynload: dynload}  # where seen -> what is shown
+    modules = [str(p) for p in Path(dynload).glob("*.so") if p.name.split(".")[0] in COMPUTE_MODULES]
+    for path in _library_paths([interpreter(), *modules]):
+        binds[_at_real_folder(path)] = os.path.realpath(path)
+    args: list[str] = []
+    for dest, source in sorted(binds.items()):
+        if dest == stdlib or not dest.startswith(stdlib + os.sep):
+            args += ["--ro-bind", source, dest]
+    # top-level links such as /lib -> usr/lib, so the loader's default paths reach the bound libraries
+    for name in sorted(os.listdir("/")):
+        link = f"/{name}"
+        if os.path.islink(link) and any(d.startswith(os.path.realpath(link) + os.sep) for d in binds):
+            args += ["--symlink", os.readlink(link), link]
+    for path in CHILD_FILES:
+        args += ["--ro-bind", str(path), f"{CODE_DIR}/{path.name}"]
+    return tuple(args)
+
+
+class Bwrap(Isolation):
+    name = "bwrap"
+    own_user = True
+
+    def __init__(self, executable: str | None = None):
+        self.executable = executable or shutil.which("bwrap")
+
+    def command(self, limits: SandboxLimits, program: list[str]) -> Launch:
+        """bubblewrap running `program` (arguments after the interpreter) with the seccomp filter on a pipe."""
+        newer = _options(self.executable)  # used where this bubblewrap has them
+        argv = [self.executable, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(UID),
+                *(["--disable-userns"] if "--disable-userns" in newer else []), "--die-with-parent",
+                "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *_view(), "--proc",
+                "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+                *(["--size", str(limits.disk_bytes)] if "--size" in newer else []), "--tmpfs", WORK_DIR,
+                "--chdir", WORK_DIR, "--remount-ro", "/"]
+        info_read, info_write = os.pipe()  # bubblewrap writes {"child-pid": N} there once the sandbox exists
+        fds: tuple[int, ...] = (info_write,)
+        argv += ["--info-fd", str(info_write)]
+        program_filter = deny_filter()
+        if program_filter is not None:
+            fds += (filter_fd(program_filter),)
+            argv += ["--seccomp", str(fds[-1])]
+        return Launch([*argv, "--", interpreter(), "-I", "-S", *program], pass_fds=fds, info_fd=info_read)
+
+    def launch(self, limits: SandboxLimits) -> Launch:
+        return self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR, limits.for_child(True)])
+
+    def unavailable(self) -> str | None:
+        return _probe(self.executable)
+
+
+@functools.cache
+def _options(executable: str) -> frozenset[str]:
+    """Which of the newer options this bubblewrap knows (older releases lack them: their tmpfs is then capped
+    only per file, by RLIMIT_FSIZE, and nested user namespaces are stopped by the seccomp filter alone)."""
+    try:
+        text = subprocess.run([executable, "--help"], capture_output=True, text=True, check=False, env={}).stdout
+    except OSError:
+        return frozenset()
+    return frozenset(option for option in ("--size", "--disable-userns") if option in text)
+
+
+@functools.cache
+def _probe(executable: str | None) -> str | None:
+    """Start one real sandbox (user namespaces may be disabled, bwrap may not be setuid where it must be)."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap needs Linux (this is {sys.platform})"
+    if executable is None:
+        return "bubblewrap (bwrap) is not installed"
+    if shutil.which("ldd") is None:
+        return "ldd is missing, so the libraries the interpreter needs cannot be found"
+    launch = Bwrap(executable).command(SandboxLimits(), ["-c", "import json, math, random"])
+    try:
+        done = subprocess.run(launch.argv, capture_output=True, text=True, env={}, timeout=60,
+                              pass_fds=launch.pass_fds, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    finally:
+        for fd in (*launch.pass_fds, launch.info_fd):
+            os.close(fd)
+    if done.returncode != 0:
+        lines = (done.stderr or "").strip().splitlines() or [f"exit status {done.returncode}"]
+        return f"bubblewrap could not start a sandbox ({lines[-1].strip()})"
+    return None

@@ -1,0 +1,79 @@
+"""State files that survive a kill at any moment: whole-file replacement and append-only logs."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TRANSIENT_KIND = "disk_full"  # error_kind of a sample cut short by a full disk: retried on resume
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` whole: temp file in the same folder, fsync, rename; a kill leaves the old or the new file."""
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(raw)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(folder)  # the rename itself survives a power cut
+    finally:
+        os.close(folder)
+
+
+def write_json_atomic(path: Path, data: Any, indent: int = 2) -> None:
+    write_atomic(path, json.dumps(data, indent=indent, default=str, ensure_ascii=False))
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON state file; a broken one is a ValueError naming the file and what to do."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc}); restore it from a backup or start a new run "
+                         "folder") from None
+
+
+def cut_torn_tail(path: Path) -> int:
+    """Truncate a partial last line of an append-only log in place (never rewrite it); returns bytes cut."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    with path.open("rb+") as file:
+        size = file.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:  # find the last newline, reading backwards in blocks
+            start = max(0, end - 65536)
+            file.seek(start)
+            block = file.read(end - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        if end < size:
+            file.truncate(end)
+            file.flush()
+            os.fsync(file.fileno())
+        return size - end
+
+
+def failure_kind(exc: BaseException) -> str:
+    """The error_kind a failure is recorded under: disk_full (retried on resume), the error's own, or 'run'."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return TRANSIENT_KIND
+    return getattr(exc, "kind", "run")

@@ -1,0 +1,25 @@
+"""Test pictures shared by the image benchmarks (numpy and Pillow only, so any bench venv can import them)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def photo(w: int, h: int) -> np.ndarray:
+    """Smooth gradients plus mild noise: compresses like a photograph, not like a flat test card."""
+    x = np.linspace(0, 255, w, dtype=np.float32)[None, :]
+    y = np.linspace(0, 255, h, dtype=np.float32)[:, None]
+    noise = np.random.default_rng(0).integers(-6, 7, (h, w), dtype=np.int16)
+    rgb = np.empty((h, w, 3), np.uint8)
+    for channel, base in enumerate((x + 0 * y, y + 0 * x, (x + y) / 2)):
+        rgb[..., channel] = np.clip(base + noise, 0, 255)
+    return rgb
+
+
+def drawing(w: int, h: int) -> np.ndarray:
+    """Flat areas and thin lines, like the illusion probes and BlindTest images."""
+    rgb = np.full((h, w, 3), 235, np.uint8)
+    rgb[h // 4:h // 2, w // 4:w // 2] = (20, 40, 200)
+    rgb[::37] = 0
+    rgb[:, ::53] = (200, 30, 30)
+    return rgb

@@ -1,0 +1,217 @@
+"""The `memory` registry storage: one process's sessions in RAM, the least recently used pixels spilled to disk."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image
+
+from .records import ImageRecord
+from .storage import OUTPUT_FORMAT, Bounds, Refused
+
+
+@dataclass
+class Session:
+    """One sample's workspace as this process holds it."""
+
+    id: str
+    records: dict[str, ImageRecord] = field(default_factory=dict)
+    counter: int = 0
+    nbytes: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+
+
+SPILL_PREFIX = "trompe-spill-"  # then the owner's pid, so a later server can tell an orphan from a live one
+
+
+def remove_orphaned_spill() -> None:
+    """Delete spill folders left by servers that were killed (SIGKILL runs no cleanup)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SPILL_PREFIX}*-*"):
+        pid = folder.name.removeprefix(SPILL_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def _bands(width: int, height: int, mode: str) -> list[tuple[int, int]]:
+    """(top, rows) of horizontal bands of about 8 MB each."""
+    rows = max(1, (8 << 20) // max(1, width * len(mode)))
+    return [(top, min(rows, height - top)) for top in range(0, height, rows)]
+
+
+class PixelStore:
+    """Decoded pixels in RAM up to a budget; the least recently used images spill to disk."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.in_memory = 0
+        self._ram: OrderedDict[tuple[str, str], tuple[str, tuple[int, int], bytes]] = OrderedDict()
+        self._disk: dict[tuple[str, str], tuple[str, tuple[int, int], Path]] = {}
+        remove_orphaned_spill()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-"))
+        self.cleanup = weakref.finalize(self, shutil.rmtree, self.dir, ignore_errors=True)  # also at exit
+
+    def put(self, key: tuple[str, str], im: Image.Image) -> None:
+        if im.width * im.height * len(im.mode) > self.budget:  # would spill at once: no second copy in RAM
+            self._disk[key] = (im.mode, im.size, self._write(key, im))
+            return
+        raw = im.tobytes()
+        self._ram[key] = (im.mode, im.size, raw)
+        self.in_memory += len(raw)
+        self.spill()
+
+    def get(self, key: tuple[str, str]) -> Image.Image:
+        if key in self._ram:
+            self._ram.move_to_end(key)
+            mode, size, raw = self._ram[key]
+            return Image.frombytes(mode, size, raw)
+        mode, (width, height), path = self._disk[key]
+        im = Image.new(mode, (width, height))
+        with path.open("rb") as file:  # in bands, so reading back never holds the raw bytes and the image at once
+            for top, rows in _bands(width, height, mode):
+                im.paste(Image.frombytes(mode, (width, rows), file.read(width * rows * len(mode))), (0, top))
+        return im
+
+    def _write(self, key: tuple[str, str], im: Image.Image) -> Path:
+        """The raw pixels (as tobytes() lays them out) written band by band."""
+        path = self.dir / f"{key[0]}-{key[1]}.raw"
+        with path.open("wb") as file:
+            for top, rows in _bands(im.width, im.height, im.mode):
+                file.write(im.crop((0, top, im.width, top + rows)).tobytes())
+        return path
+
+    def drop_session(self, session_id: str) -> None:
+        for key in [k for k in self._ram if k[0] == session_id]:
+            self.in_memory -= len(self._ram.pop(key)[2])
+        for key in [k for k in self._disk if k[0] == session_id]:
+            self._disk.pop(key)[2].unlink(missing_ok=True)
+
+    def spill(self) -> None:
+        while self.in_memory > self.budget and self._ram:
+            key, (mode, size, raw) = self._ram.popitem(last=False)
+            path = self.dir / f"{key[0]}-{key[1]}.raw"
+            path.write_bytes(raw)
+            self._disk[key] = (mode, size, path)
+            self.in_memory -= len(raw)
+
+    def close(self) -> None:
+        self._ram.clear()
+        self._disk.clear()
+        self.in_memory = 0
+        self.cleanup()
+
+
+class MemoryStorage:
+    """Sessions of one server process, guarded by one lock (the default `--registry memory`)."""
+
+    def __init__(self, memory_budget: int):
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._pixels = PixelStore(memory_budget)
+        self._lock = threading.RLock()
+
+    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
+        with self._lock:
+            self._expire_idle(idle_timeout)
+            while len(self._sessions) >= max_sessions:
+                self._drop(next(iter(self._sessions)))
+            self._sessions[session_id] = Session(session_id)
+
+    def touch(self, session_id: str, idle_timeout: float) -> None:
+        with self._lock:
+            self._expire_idle(idle_timeout)
+            self._session(session_id).last_used = time.monotonic()
+            self._sessions.move_to_end(session_id)
+
+    def drop_session(self, session_id: str) -> int:
+        with self._lock:
+            count = len(self._session(session_id).records)
+            self._drop(session_id)
+            return count
+
+    def session_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def records(self, session_id: str) -> list[ImageRecord]:
+        with self._lock:
+            return list(self._session(session_id).records.values())
+
+    def record(self, session_id: str, image_id: str) -> ImageRecord | None:
+        with self._lock:
+            return self._session(session_id).records.get(image_id)
+
+    def pixels(self, session_id: str, image_id: str) -> Image.Image:
+        with self._lock:
+            return self._pixels.get((session_id, image_id))
+
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
+        with self._lock:
+            session = self._session(session_id)
+            if record.id in session.records:
+                raise Refused("exists")
+            if len(session.records) >= bounds.max_images:
+                raise Refused("max_images", len(session.records))
+            if session.nbytes + record.nbytes > bounds.max_session_bytes:
+                raise Refused("max_session_bytes", session.nbytes + record.nbytes)
+            if not record.id:
+                session.counter += 1
+                record = dataclasses.replace(record, id=OUTPUT_FORMAT % session.counter)
+            self._pixels.put((session_id, record.id), im)
+            session.records[record.id] = record
+            session.nbytes += record.nbytes
+            return record
+
+    def set_ram_budget(self, budget: int) -> None:
+        """Keep at most `budget` pixel bytes in RAM (lowered while tool calls have work in flight)."""
+        with self._lock:
+            self._pixels.budget = budget
+            self._pixels.spill()
+
+    @property
+    def bytes_in_memory(self) -> int:
+        return self._pixels.in_memory
+
+    @property
+    def spill_dir(self) -> Path:
+        return self._pixels.dir
+
+    def close(self) -> None:
+        with self._lock:
+            self._sessions.clear()
+            self._pixels.close()
+
+    def remove_spill(self) -> None:
+        self._pixels.cleanup()
+
+    def _session(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise Refused("session")
+        return session
+
+    def _expire_idle(self, idle_timeout: float) -> None:
+        deadline = time.monotonic() - idle_timeout
+        for session_id in [s.id for s in self._sessions.values() if s.last_used < deadline]:
+            self._drop(session_id)
+
+    def _drop(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._pixels.drop_session(session_id)

@@ -1,0 +1,207 @@
+"""The `redis` registry storage: sessions shared by every replica, pixels content-addressed, a local cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import secrets
+import threading
+from collections import OrderedDict
+from urllib.parse import urlsplit, urlunsplit
+
+from PIL import Image
+
+from . import redis_scripts
+from .errors import RegistryUnavailable
+from .records import ImageRecord
+from .storage import OUTPUT_FORMAT, Bounds, Refused
+
+PREFIX = "trompe"
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
+
+
+class PixelCache:
+    """Decoded pixels this replica used recently, by digest, within its memory budget (they never change)."""
+
+    def __init__(self, budget: int):
+        self.budget, self.in_memory = budget, 0
+        self._items: OrderedDict[str, tuple[str, tuple[int, int], bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, digest: str, mode: str, size: tuple[int, int], raw: bytes) -> None:
+        with self._lock:
+            if digest in self._items or len(raw) > self.budget:
+                return
+            self._items[digest] = (mode, size, raw)
+            self.in_memory += len(raw)
+        self.resize(self.budget)
+
+    def get(self, digest: str) -> tuple[str, tuple[int, int], bytes] | None:
+        with self._lock:
+            item = self._items.get(digest)
+            if item is not None:
+                self._items.move_to_end(digest)
+            return item
+
+    def resize(self, budget: int) -> None:
+        with self._lock:
+            self.budget = budget
+            while self.in_memory > self.budget and self._items:
+                self.in_memory -= len(self._items.popitem(last=False)[1][2])
+
+    def clear(self) -> None:
+        self.resize(0)
+
+
+def digest_of(mode: str, size: tuple[int, int], raw: bytes) -> str:
+    """Content address of decoded pixels: equal images share one copy in Redis."""
+    h = hashlib.sha256(f"{mode} {size[0]}x{size[1]}\n".encode())
+    h.update(raw)
+    return h.hexdigest()
+
+
+def reported(method):
+    """Redis being down, or refusing a write, becomes an error for this one call; the server carries on."""
+    import redis
+
+    @functools.wraps(method)
+    def wrapper(self: RedisStorage, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) is unreachable "
+                                      f"({exc}); nothing was changed, retry when it is back") from None
+        except redis.RedisError as exc:
+            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) refused the "
+                                      f"request ({exc}); nothing was changed") from None
+    return wrapper
+
+
+class RedisStorage:
+    """Registry storage in one Redis (standalone or behind Sentinel): every change is one Lua script."""
+
+    def __init__(self, url: str, memory_budget: int, prefix: str = PREFIX):
+        try:
+            import redis
+            from redis.backoff import ExponentialBackoff
+            from redis.retry import Retry
+        except ImportError:
+            raise ValueError("--registry redis: the Redis client is not installed; "
+                             "pip install 'trompe[redis]'") from None
+        self.url, self.prefix = redacted(url), prefix
+        self.client = redis.Redis.from_url(
+            url, socket_connect_timeout=2, socket_timeout=60, retry_on_error=[redis.ConnectionError],
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 4))
+        try:
+            self.client.ping()
+        except redis.RedisError as exc:
+            raise ValueError(f"--registry {self.url}: cannot reach Redis ({exc}); start it or fix the URL") from None
+        self.cache = PixelCache(memory_budget)
+        self._scripts = {name: self.client.register_script(getattr(redis_scripts, name))
+                         for name in ("CREATE", "TOUCH", "DROP", "APPEND")}
+
+    def _key(self, session_id: str, part: str) -> str:
+        return f"{self.prefix}:s:{session_id}:{part}"
+
+    def _run(self, script: str, *args) -> object:
+        return self._scripts[script](args=[self.prefix, *args])
+
+    @staticmethod
+    def _ttl(idle_timeout: float) -> int:
+        """Keys outlive the idle timeout a little: TTLs are refreshed at most idle/4 late."""
+        return math.ceil(idle_timeout * 1.25) + 1
+
+    @reported
+    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
+        self._run("CREATE", session_id, max_sessions, idle_timeout, self._ttl(idle_timeout))
+
+    @reported
+    def touch(self, session_id: str, idle_timeout: float) -> None:
+        if not self._run("TOUCH", session_id, idle_timeout, self._ttl(idle_timeout)):
+            raise Refused("session")
+
+    @reported
+    def drop_session(self, session_id: str) -> int:
+        count = int(self._run("DROP", session_id))
+        if count < 0:
+            raise Refused("session")
+        return count
+
+    @reported
+    def session_ids(self) -> list[str]:
+        return [s.decode() for s in self.client.zrange(f"{self.prefix}:sessions", 0, -1)]
+
+    @reported
+    def records(self, session_id: str) -> list[ImageRecord]:
+        pipe = self.client.pipeline()
+        pipe.lrange(self._key(session_id, "order"), 0, -1)
+        pipe.hgetall(self._key(session_id, "records"))
+        order, stored = pipe.execute()
+        if not order and not self.client.zscore(f"{self.prefix}:sessions", session_id):
+            raise Refused("session")
+        return [self._decode(i.decode(), stored[i])[0] for i in order]
+
+    @reported
+    def record(self, session_id: str, image_id: str) -> ImageRecord | None:
+        raw = self.client.hget(self._key(session_id, "records"), image_id)
+        return None if raw is None else self._decode(image_id, raw)[0]
+
+    @reported
+    def pixels(self, session_id: str, image_id: str) -> Image.Image:
+        raw = self.client.hget(self._key(session_id, "records"), image_id)
+        if raw is None:
+            raise Refused("session")
+        record, digest = self._decode(image_id, raw)
+        cached = self.cache.get(digest)
+        if cached is None:
+            data = self.client.get(f"{self.prefix}:px:{digest}")
+            if data is None:
+                raise Refused("session")
+            cached = (record.mode, (record.width, record.height), data)
+            self.cache.put(digest, *cached)
+        return Image.frombytes(*cached)
+
+    @reported
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
+        raw = im.tobytes()
+        digest = digest_of(im.mode, im.size, raw)
+        stored = json.dumps({k: v for k, v in record.describe().items() if k != "id"} | {"digest": digest},
+                            default=str)
+        reason, value = self._run("APPEND", session_id, record.id, stored, record.nbytes, digest, raw,
+                                  bounds.max_images, bounds.max_session_bytes, bounds.idle_timeout,
+                                  self._ttl(bounds.idle_timeout), OUTPUT_FORMAT, secrets.token_hex(12))
+        if reason != b"ok":
+            raise Refused(reason.decode(), int(value))
+        self.cache.put(digest, im.mode, im.size, raw)
+        return dataclasses.replace(record, id=value.decode())
+
+    @staticmethod
+    def _decode(image_id: str, raw: bytes) -> tuple[ImageRecord, str]:
+        data = json.loads(raw)
+        digest = data.pop("digest")
+        return ImageRecord.from_dict(data | {"id": image_id}), digest
+
+    def set_ram_budget(self, budget: int) -> None:
+        """Keep fewer cached pixels while tool calls have work in flight (they share the memory budget)."""
+        self.cache.resize(budget)
+
+    @property
+    def bytes_in_memory(self) -> int:
+        return self.cache.in_memory
+
+    def close(self) -> None:
+        self.cache.clear()
+        self.client.close()
+
+    def remove_spill(self) -> None:
+        """Nothing is kept on local disk."""

@@ -1,0 +1,90 @@
+"""Where the registry keeps sessions, records and pixels: one interface, chosen by `--registry`.
+
+A storage applies each change atomically with the bounds it is handed; the rules (names, ids, limits,
+expiry, error wording) live in registry.Registry, so every backend and every replica obeys the same ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from PIL import Image
+
+from .limits import Limits
+from .records import ImageRecord
+
+OUTPUT_FORMAT = "img_%03d"  # the next output id from the session's counter; also used inside Redis scripts
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one append may reach, given by the rules layer and checked by the storage in the same step."""
+
+    max_images: int
+    max_session_bytes: int
+    idle_timeout: float
+
+
+class Refused(Exception):
+    """The storage declined a change; `reason` is 'session', 'exists', 'max_images' or 'max_session_bytes'."""
+
+    def __init__(self, reason: str, value: int = 0):
+        self.reason, self.value = reason, value
+        super().__init__(reason)
+
+
+class Storage(Protocol):
+    """Sessions of immutable images; every method raises Refused('session') for an unknown or idle session."""
+
+    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
+        """Drop idle sessions, evict the least recently used beyond max_sessions - 1, then add this one."""
+
+    def touch(self, session_id: str, idle_timeout: float) -> None:
+        """Mark the session used now."""
+
+    def drop_session(self, session_id: str) -> int:
+        """Forget the session and its pixels; returns how many images it held."""
+
+    def session_ids(self) -> list[str]: ...
+
+    def records(self, session_id: str) -> list[ImageRecord]: ...
+
+    def record(self, session_id: str, image_id: str) -> ImageRecord | None: ...
+
+    def pixels(self, session_id: str, image_id: str) -> Image.Image:
+        """A fresh copy of the stored pixels."""
+
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
+        """Store the image under record.id, or the next output id when record.id is empty; all or nothing."""
+
+    def set_ram_budget(self, budget: int) -> None:
+        """Keep at most `budget` decoded pixel bytes in RAM (lowered while tool calls have work in flight)."""
+
+    @property
+    def bytes_in_memory(self) -> int: ...
+
+    def close(self) -> None: ...
+
+    def remove_spill(self) -> None:
+        """Delete local temporary files without locking: only for a process that is about to exit."""
+
+
+def parse_registry(raw: str) -> str:
+    """Accept 'memory' or a Redis URL (redis://HOST:PORT/DB, rediss://..., unix://PATH?db=N)."""
+    text = raw.strip()
+    if text == "memory" or text.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in text:
+        return text
+    raise ValueError(f"{raw!r} is not a registry; accepted: memory, redis://HOST:PORT/DB, rediss://HOST:PORT/DB "
+                     "or unix:///path/redis.sock?db=N")
+
+
+def open_storage(url: str, limits: Limits) -> Storage:
+    """The storage named by `--registry`; a Redis that cannot be reached is a start-up error naming the URL."""
+    if parse_registry(url) == "memory":
+        from .memory_storage import MemoryStorage
+
+        return MemoryStorage(limits.memory_budget)
+    from .redis_storage import RedisStorage
+
+    return RedisStorage(url, limits.memory_budget)

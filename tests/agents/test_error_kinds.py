@@ -1,0 +1,75 @@
+"""Each vendor's real error bodies (testing/fake_vendors.py cites them) read as the right kind, through the real SDKs.
+
+One test per error class and vendor: a retried class is retried once and then answers; any other class fails
+after one request with its kind and a hint that fits it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_retry import Sleeps, ask, make
+from test_vendor_roundtrip import VENDORS
+from trompe_agents.backends.base import BackendError, QuotaExhausted
+from trompe_agents.backends.error_kinds import HINTS, RETRY_KINDS
+from trompe_agents.backends.retry import BASE_DELAY
+from trompe_agents.testing import FakeVendor, final
+from trompe_agents.testing.fake_vendors import ERROR_BODIES
+
+LABEL = {"anthropic": "claude", "openai": "openai", "gemini": "gemini-3"}
+
+# (vendor, fault, error kind, the wait the server asked for: a number, or None for our own backoff)
+CASES = [
+    ("anthropic", "auth", "auth", None), ("openai", "auth", "auth", None), ("gemini", "auth", "auth", None),
+    ("anthropic", "permission", "permission", None), ("openai", "permission", "permission", None),
+    ("gemini", "permission", "permission", None),
+    ("anthropic", "not_found", "not_found", None), ("openai", "not_found", "not_found", None),
+    ("gemini", "not_found", "not_found", None),
+    ("anthropic", "ratelimit", "rate_limit", 0.0), ("openai", "ratelimit", "rate_limit", 0.0),
+    ("gemini", "ratelimit", "rate_limit", 0.0),
+    ("anthropic", "ratelimit_bare", "rate_limit", None), ("openai", "ratelimit_bare", "rate_limit", None),
+    ("gemini", "ratelimit_bare", "rate_limit", None),
+    ("anthropic", "daily_quota", "quota", None), ("openai", "daily_quota", "quota", None),
+    ("gemini", "daily_quota", "quota", None),
+    ("anthropic", "monthly_quota", "quota", None), ("openai", "monthly_quota", "credit", None),
+    ("anthropic", "credit_400", "credit", None), ("anthropic", "quota", "credit", None),
+    ("openai", "credit_400", "credit", None), ("openai", "credit_429", "credit", None),
+    ("gemini", "credit_429", "credit", None), ("gemini", "quota", "quota", None),
+    ("anthropic", "overloaded", "overloaded", None), ("openai", "overloaded", "overloaded", None),
+    ("gemini", "overloaded", "overloaded", None),
+    ("anthropic", "server_error", "server", None), ("openai", "server_error", "server", None),
+    ("gemini", "server_error", "server", None),
+    ("anthropic", "bad_request", "invalid_request", None), ("openai", "bad_request", "invalid_request", None),
+    ("gemini", "bad_request", "invalid_request", None),
+]
+
+
+@pytest.mark.parametrize(("vendor", "fault", "kind", "asked"), CASES, ids=[f"{v}-{f}" for v, f, _, _ in CASES])
+async def test_vendor_error_body_is_read_as_its_kind(vendor, fault, kind, asked):
+    label = LABEL[vendor]
+    sleeps = Sleeps()
+    with FakeVendor(VENDORS[label][1], [final("ok")], faults={"m": [fault]}) as fake:
+        async with make(label, fake.base_url, "m", sleeps, max_retries=1) as backend:
+            if kind in RETRY_KINDS:
+                turn = await ask(backend)
+                assert turn.message.text == "ok" and len(fake.requests) == 2
+                [wait] = sleeps
+                if asked is not None:
+                    assert wait == asked  # the server's delay, not our backoff
+                else:
+                    assert BASE_DELAY / 2 <= wait <= BASE_DELAY  # no delay named: our jittered backoff
+                return
+            with pytest.raises(BackendError) as info:
+                await ask(backend)
+    error = info.value
+    assert error.kind == kind and len(fake.requests) == 1 and sleeps == []
+    assert isinstance(error, QuotaExhausted) == (kind in ("quota", "credit"))
+    assert HINTS.get(kind, "") in str(error) and fake.base_url.removesuffix("/v1") in str(error)
+    assert ("--fallback-model" in str(error)) == (kind in ("quota", "credit"))
+
+
+def test_every_vendor_has_a_body_for_every_class():
+    classes = {"auth", "permission", "not_found", "ratelimit", "ratelimit_bare", "daily_quota", "overloaded",
+               "server_error", "bad_request"}
+    for vendor, bodies in ERROR_BODIES.items():
+        assert classes <= set(bodies), vendor
+        assert classes <= {f for v, f, _, _ in CASES if v == vendor}, vendor  # and each is tested

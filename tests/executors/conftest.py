@@ -1,0 +1,69 @@
+"""Probe sets, scripted models importable by worker processes, and run-record comparison for executor tests."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trompe_agents.backends.base import BackendOptions
+from trompe_agents.datasets import load_dataset
+from trompe_agents.executors import WorkerSpec
+from trompe_agents.illusion.agent import AgentConfig
+from trompe_agents.probes import generate
+
+SCRIPTED = Path(__file__).parents[1] / "illusion"  # scripted.py: models the function backend loads by name
+TIMING = ("seconds", "finished")  # the only fields that may differ between two runs of the same samples
+
+
+@pytest.fixture
+def scripted_path(monkeypatch):
+    """Worker processes (spawned, or Ray's) find `scripted` through PYTHONPATH, this process through sys.path."""
+    monkeypatch.syspath_prepend(str(SCRIPTED))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
+
+
+@pytest.fixture
+def probe_dir(tmp_path):
+    out = tmp_path / "probes"
+    generate("illusions", families=["ebbinghaus", "hering", "poggendorff"], n=6, seed=5, size=96, out=out,
+             progress=False)
+    return out
+
+
+@pytest.fixture
+def probes(probe_dir):
+    return list(load_dataset(probe_dir))
+
+
+def spec_for(out: Path, model: str = "scripted:line_then_yes") -> WorkerSpec:
+    return WorkerSpec(backend="function", options=BackendOptions(model=model), config=AgentConfig(task=1),
+                      out=out)
+
+
+def comparable(out: Path) -> list[dict]:
+    """The run's records by sample id, without timing fields."""
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return sorted(({k: v for k, v in r.items() if k not in TIMING} for r in rows), key=lambda r: r["id"])
+
+
+def run_cli(probe_dir: Path, out: Path, *extra: str, model: str = "scripted:slow_line_then_yes") -> subprocess.Popen:
+    """`illusion-agent run` with a scripted model (by default 0.25 s per turn, so a kill lands mid-run).
+
+    Its temp dir is beside `out`: a process killed with SIGKILL cannot remove its spill folder.
+    """
+    tmp = out.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPTED), os.environ.get("PYTHONPATH", "")]),
+           "TMPDIR": str(tmp)}
+    cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
+           "--model", model, "run", "--dataset", str(probe_dir), "--task", "1",
+           "--out", str(out), "--concurrency", "2", "--no-progress", *extra]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def result_lines(out: Path) -> list[str]:
+    path = out / "results.jsonl"
+    return [line for line in path.read_text().splitlines() if line.endswith("}")] if path.exists() else []

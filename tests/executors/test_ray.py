@@ -1,0 +1,94 @@
+"""`--executor ray` on a local Ray instance (2 CPUs): same results as local, retried tasks, resumable driver."""
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+
+import pytest
+
+if os.environ.get("CI"):
+    import ray  # CI installs the [ray] extra: a missing Ray fails there instead of skipping
+else:
+    ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'trompe[ray]')")
+
+from trompe_agents.backends.function import FunctionBackend  # noqa: E402
+from trompe_agents.executors import create_executor  # noqa: E402
+from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
+from trompe_agents.illusion.runner import RunOptions, read_meta, run_samples  # noqa: E402
+from trompe_agents.toolclient import ToolClient  # noqa: E402
+
+from conftest import SCRIPTED, comparable, result_lines, run_cli, spec_for  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    """A local Ray instance; its workers find `scripted` on PYTHONPATH and keep their temp files in pytest's."""
+    root = tmp_path_factory.mktemp("ray")
+    sessions = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # Ray's socket paths must stay under 108 bytes
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
+        mp.setenv("TMPDIR", str(root))  # where workers killed on purpose leave their spill folders
+        context = ray.init(num_cpus=2, include_dashboard=False, _temp_dir=sessions, logging_level="WARNING")
+    try:
+        yield context.address_info["gcs_address"]
+    finally:
+        ray.shutdown()
+        shutil.rmtree(sessions, ignore_errors=True)
+
+
+async def run_in_process(probes, out, executor=None, on_result=None, model="line_then_yes") -> dict:
+    import scripted
+
+    async with ToolClient.in_process() as tools:
+        return await run_samples(probes, FunctionBackend(getattr(scripted, model), model=f"scripted:{model}"),
+                                 tools, AgentConfig(task=1), RunOptions(out=out, concurrency=4, progress=False),
+                                 on_result=on_result, executor=executor)
+
+
+async def test_ray_gives_the_same_results_as_the_local_executor(ray_cluster, probes, tmp_path, scripted_path):
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    await run_in_process(probes, local)
+    await run_in_process(probes, remote, create_executor("ray", spec_for(remote), workers=2, concurrency=4))
+    assert comparable(remote) == comparable(local)
+    assert len(result_lines(remote)) == len(probes)
+
+
+async def test_a_killed_worker_s_tasks_are_retried(ray_cluster, probes, tmp_path, scripted_path):
+    out = tmp_path / "run"
+    executor = create_executor("ray", spec_for(out, "scripted:slow_line_then_yes"), workers=2, concurrency=4)
+    killed = []
+
+    def kill_first_worker(record) -> None:
+        if not killed:  # at the first result, the other samples are in flight or queued on both actors
+            killed.append(ray.get(executor.actors[0].pid.remote()))
+            os.kill(killed[0], signal.SIGKILL)
+
+    records = await run_in_process(probes, out, executor, kill_first_worker, model="slow_line_then_yes")
+    assert killed
+    assert sorted(records) == sorted(s.id for s in probes)
+    assert all(r["answer"] == "yes" and r["error"] is None for r in records.values())  # retried, not failed
+    assert len(result_lines(out)) == len(probes)
+
+
+def test_driver_killed_with_sigkill_resumes(ray_cluster, probe_dir, probes, tmp_path):
+    out = tmp_path / "run"
+    flags = ("--executor", "ray", "--ray-address", ray_cluster, "--workers", "2")
+    proc = run_cli(probe_dir, out, *flags)
+    deadline = time.monotonic() + 180
+    while len(result_lines(out)) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = [json.loads(line) for line in result_lines(out)]
+    assert 2 <= len(before) < len(probes), "the kill should land mid-run"
+
+    proc = run_cli(probe_dir, out, *flags)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr.decode()
+    after = [json.loads(line) for line in result_lines(out)]
+    assert sorted(r["id"] for r in after) == sorted(s.id for s in probes)  # each sample exactly once
+    assert after[: len(before)] == before
+    assert len(read_meta(out)["invocations"]) == 2

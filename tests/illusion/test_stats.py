@@ -1,0 +1,47 @@
+"""Wilson intervals and the illusion-consistency measure behind every accuracy the reports print."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trompe_agents.illusion.stats import illusion_consistent, rate, summary, wilson
+
+
+@given(st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_the_interval_holds_the_observed_rate_and_stays_in_zero_one(case):
+    k, n = case
+    low, high = wilson(k, n)
+    assert 0.0 <= low <= k / n <= high <= 1.0
+    assert (low == 0.0) == (k == 0) and (high == 1.0) == (k == n)
+
+
+@given(st.integers(1, 500))
+def test_more_samples_give_a_narrower_interval_at_the_same_rate(n):
+    low, high = wilson(n, 2 * n)
+    low4, high4 = wilson(4 * n, 8 * n)
+    assert high4 - low4 < high - low
+
+
+def test_known_values_and_bad_counts():
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)  # the textbook 95% interval for 5/10
+    assert rate(0, 0) == "–" and rate(1, 4).startswith("25.0% [")
+    with pytest.raises(ValueError, match="within 0..3"):
+        wilson(4, 3)
+
+
+def test_illusion_consistency_does_not_depend_on_question_polarity():
+    fooled_genuine = {"counterfactual": False, "correct": False}
+    reads_counterfactual = {"counterfactual": True, "correct": True}
+    assert illusion_consistent(fooled_genuine) is True and illusion_consistent(reads_counterfactual) is True
+    assert illusion_consistent({"counterfactual": False, "correct": True}) is False
+    assert illusion_consistent({"counterfactual": True, "correct": None}) is None  # a failure is not counted
+
+
+def test_summary_counts_failures_and_puts_both_accuracies_side_by_side():
+    rows = ([{"answer": "yes", "agent": "main", "label": "yes", "correct": True}] * 3
+            + [{"answer": "no", "agent": "rescue", "label": "yes", "correct": False}]
+            + [{"answer": None, "agent": None, "label": "no", "correct": None, "error_kind": "rate_limit"}] * 2
+            + [{"answer": "no", "agent": "default", "label": "no", "correct": True}])  # an old invented answer
+    line = summary(rows)
+    assert line.startswith("7 results: answered 4 (main 3, rescue 1), failed 3 (rate_limit 2, no_answer 1)")
+    assert f"accuracy {rate(3, 4)} over 4 answered, {rate(3, 7)} counting failures as wrong" in line
