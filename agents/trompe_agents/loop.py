@@ -43,6 +43,8 @@ class AgentResult:
 
 def introduction(sizes: dict[str, tuple[int, int]]) -> str:
     """Tell the model the registry's rules: which ids exist, their sizes, how outputs are named."""
+    if not sizes:
+        return "This question comes without an image: answer from the text alone (there are no image tools)."
     inputs = ", ".join(f"`{name}` ({w}x{h} px)" for name, (w, h) in sizes.items())
     return (f"Input images: {inputs}. Tools never change an image: each result is a new image named "
             "`img_001`, `img_002`, ... in order, and every id stays usable. Coordinates are pixels of the "
@@ -61,8 +63,13 @@ async def run_agent(backend: Backend, tools: ToolClient, *, system: str, questio
     """Run one sample: open (or reuse) a session, loop model turns and tool calls, validate the answer."""
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be at least 1, got {max_rounds}")
-    own_session = session is None
-    if own_session:
+    text_only = not images and session is None
+    if text_only and offer_tools:
+        raise ValueError("images is empty: give at least one, or offer_tools=False for a text-only question")
+    own_session = session is None and not text_only
+    if text_only:
+        info = SessionInfo("", {})  # nothing to open: no image, no tools
+    elif own_session:
         info = await tools.open_session(images or {})
     else:
         info = SessionInfo(session, await _input_sizes(tools, session, images))

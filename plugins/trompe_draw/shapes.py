@@ -66,11 +66,12 @@ def draw_rectangle(ctx: ToolContext, image: ImageId, box: Box, color: Color = "r
     rgba, width, fill_rgba = ink(color), check_width(width), _fill(fill)
 
     def shape(draw):
-        draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=rgba, width=width, fill=fill_rgba)
+        if min(x1 - x0, y1 - y0) <= 2 * width:  # the outline covers the box; Pillow's would spill past it
+            draw.rectangle((x0, y0, x1 - 1, y1 - 1), fill=rgba)
+        else:
+            draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=rgba, width=width, fill=fill_rgba)
 
-    margin = width + 1  # Pillow's outline of a box thinner than the width spills past the box
-    out = paint(im, shape, [rgba, fill_rgba], (x0 - margin, y0 - margin, x1 + margin, y1 + margin), "box",
-                touches=True)  # check_box keeps the box inside the image
+    out = paint(im, shape, [rgba, fill_rgba], (x0, y0, x1, y1), "box", touches=True)  # check_box: inside
     filled = f", filled {fill}" if fill else ""
     return ToolOutput(f"rectangle [{x0}, {y0}, {x1}, {y1}] {color} width {width}{filled} on {image}", out)
 

@@ -109,8 +109,7 @@ def test_a_backend_that_fails_to_import_does_not_hide_the_others(monkeypatch):
 
     real = importlib.metadata.entry_points
     broken = importlib.metadata.EntryPoint("broken", "trompe_no_such_module_xyz", plugins.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(plugins.importlib.metadata, "entry_points",
-                        lambda group: [*real(group=group), broken])
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [*real(group=group), broken])
     plugins.plugin_manager.cache_clear()
     try:
         assert "function" in plugins.backend_names()

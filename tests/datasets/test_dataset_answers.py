@@ -36,6 +36,22 @@ TABLE = [
     ("blindtest", "The letter is \"e\".", "e"),
     ("probes", "No. The circles are the same size.", "no"),
     ("generic", "<answer>Blue.</answer>", "blue"),
+    # each row below once let a small planted bug through (tools/mutation.py --group answers)
+    ("blink", "Option: c.", "C"),
+    ("rows_columns", "Rows: 3\nColumns: 5", "3,5"),
+    ("rows_columns", "The grid has 4 Rows\nand 9 Columns.", "4,9"),
+    ("rows_columns", "{3} by {4}", "3,4"),
+    ("rows_columns", "Not {2}: it is {3} by {4}", "3,4"),
+    ("rows_columns", "a 3x4 grid", "3,4"),
+    ("letter", "{'X'}", "X"),
+    ("letter", "X.", "X"),
+    ("letter", "The circled letter reads 'Q' to me", "Q"),
+    ("letter", "Letter A? Letter B? No, the circled Letter is R", "R"),
+    ("generic", "Xylophone!", "xylophone"),
+    ("blindtest", "<answer>3, 4</answer>", "3,4"),
+    ("blindtest", "Rows: 3\nColumns: 5", "3,5"),
+    ("blindtest", "3, 4", "3,4"),
+    ("probes", "The colour is {blue}.", None),  # without a gold answer a bare word in braces is no answer
 ]
 
 
@@ -54,6 +70,7 @@ def test_extraction_table(fmt, text, expected):
     ("blink", "(A)", "(A) the first one", True),
     ("datacv1", "1", "<answer>0</answer>", False),
     ("datacv2", "C", "<answer>C</answer>", True),
+    ("blink", "A", "I cannot tell.", False),  # no answer read is never correct
 ])
 def test_is_correct(fmt, gold, text, correct):
     assert is_correct(fmt, text, gold) is correct
@@ -62,10 +79,19 @@ def test_is_correct(fmt, gold, text, correct):
 @pytest.mark.parametrize("fmt, raw, gold", [
     ("blink", "(A)", "A"), ("datacv1", "1", "yes"), ("datacv1", 0, "no"), ("hallusionbench", "Yes", "yes"),
     ("blindtest", "Yes", "yes"), ("blindtest", "03", "3"), ("blindtest", "rows=5, columns=6", "5,6"),
-    ("blindtest", "k", "k"),
+    ("blindtest", "k", "k"), ("blindtest", "Blue", "blue"),
 ])
 def test_normalise_gold_answers(fmt, raw, gold):
     assert normalise(fmt, raw) == gold
+
+
+def test_options_make_letters_and_parenthesised_letters_options():
+    """A custom task with options: its gold '(B)' is option B, and a reply read without a gold answer too."""
+    options = ["left", "right"]
+    assert normalise("auto", "(B)", options) == "B"
+    assert is_correct("auto", "The answer is (B).", "(B)", options)
+    assert extract("auto", "(B)", choices=options) == "B"
+    assert is_correct("auto", "Yes.", "yes", options)  # a yes/no gold stays yes/no beside options
 
 
 def test_unknown_format_and_invalid_gold_are_errors():

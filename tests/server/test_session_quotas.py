@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from imagekit import gradient
@@ -27,6 +27,7 @@ step = st.one_of(st.tuples(st.just("open"), st.sampled_from(CLIENTS)),
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(step, max_size=25))
+@example([("open", "a"), ("open", "b"), ("open", "b"), ("open", "c"), ("open", "c")])  # full: b, not a, pays
 def test_quotas_hold_and_evictions_are_fair(steps):
     registry = Registry(Limits(max_sessions=MAX_SESSIONS, max_sessions_per_client=PER_CLIENT))
     owner: dict[str, str] = {}  # session -> client

@@ -100,8 +100,9 @@ async def test_resource_returns_exact_png(client, open_image):
     assert same_pixels(resource_image(contents), im)
 
 
-@pytest.mark.parametrize("uri_tail, message", [("img_009", "unknown image 'img_009'"),
-                                               ("original", "unknown, closed or expired session")])
+@pytest.mark.parametrize("uri_tail, message", [
+    ("img_009", "image: unknown image 'img_009'; this session has: original"),
+    ("original", "session: unknown, closed or expired session 's_nope'")])
 async def test_resource_unknown_ids_are_not_found(client, open_image, uri_tail, message):
     session = await open_image()
     target = f"image://{session}/{uri_tail}" if uri_tail != "original" else "image://s_nope/original"

@@ -141,7 +141,8 @@ class IllusionAgent:
         inputs, normalized = prepare_images(images, cfg.normalize)
         if trace and cfg.normalize:
             trace.event("normalize", "preprocess", images=normalized)
-        info = await self.tools.open_session(inputs)
+        # A text-only question (HallusionBench has some) is answered from its text: no session, no tools.
+        info = await self.tools.open_session(inputs) if inputs else SessionInfo("", {})
         results: dict[str, AgentResult] = {}
         try:
             routed, routing_usage = await self._route(compose_question(question, choices, ""), info)
@@ -156,7 +157,8 @@ class IllusionAgent:
                 results["rescue"] = await self._attempt("rescue", cfg.prompts.rescue(cfg.task), prompt + note,
                                                         cfg.rescue_rounds, info, trace, schema)
         finally:
-            await self.tools.close_session(info.id)
+            if info.id:
+                await self.tools.close_session(info.id)
         outcome = self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
         outcome.usage = outcome.usage + routing_usage
         return outcome
@@ -181,7 +183,7 @@ class IllusionAgent:
                                    images={name: Path(name) for name in info.sizes},
                                    final_schema=schema, max_rounds=rounds,
                                    tags=cfg.effective_tags, allow=cfg.effective_allow, trace=trace, agent_name=agent,
-                                   session=info.id, offer_tools=not cfg.no_tools)
+                                   session=info.id or None, offer_tools=not cfg.no_tools and bool(info.id))
         except Exception as exc:
             return AgentResult(None, "", 0, Usage(), "error", f"{type(exc).__name__}: {exc}",
                                error_kind=failure_kind(exc))
