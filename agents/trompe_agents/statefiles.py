@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,19 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         os.fsync(folder)  # the rename itself survives a power cut
     finally:
         os.close(folder)
+    remove_stale_temps(path)
+
+
+STALE_TEMP_S = 60.0  # a temp file this old belongs to a writer that was killed (a live one renames in ms)
+
+
+def remove_stale_temps(path: Path) -> None:
+    """Delete the temp files of writers of `path` killed between writing and renaming."""
+    now = time.time()
+    for stale in Path(path).parent.glob(f".{Path(path).name}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            if now - stale.stat().st_mtime > STALE_TEMP_S:
+                stale.unlink()
 
 
 def write_json_atomic(path: Path, data: Any, indent: int = 2) -> None:

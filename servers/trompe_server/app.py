@@ -20,6 +20,7 @@ from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
+from .admission import WORK_FACTOR
 from .argcheck import describe_non_finite, describe_validation
 from .errors import ToolInputError
 from .encode import encode_png, preview
@@ -264,12 +265,13 @@ class TrompeApp:
             self.mcp.add_tool(fn, meta={"tags": ["session"], "plugin": "trompe_server"})
 
     async def _read_image(self, session: str, image: str) -> bytes:
-        def work():
+        def work():  # a full-size read holds the pixels and their PNG: admitted like a tool's work
             try:
+                self.registry.work.reserve(WORK_FACTOR * self.registry.record(session, image, "image").nbytes)
                 return encode_png(self.registry.load(session, image))
             except ToolInputError as exc:
                 raise ResourceNotFoundError(str(exc)) from None
-        return await anyio.to_thread.run_sync(work)
+        return await anyio.to_thread.run_sync(functools.partial(self._released, work))
 
 
 def client_key(ctx: Context | None) -> str:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 from trompe_agents.illusion.runner import read_meta
-from trompe_agents.statefiles import cut_torn_tail, read_json
+from trompe_agents.statefiles import STALE_TEMP_S, cut_torn_tail, read_json, write_json_atomic
 
 WRITER = textwrap.dedent("""
     import sys
@@ -34,6 +36,19 @@ def test_a_kill_during_a_rewrite_leaves_the_old_or_the_new_file(tmp_path):
         writer.communicate()
         assert read_json(path)["padding"] == "x" * 200_000
     assert all(p.name == "run.json" or p.name.startswith(".run.json.") for p in tmp_path.iterdir())
+
+
+def test_the_next_write_removes_temp_files_a_killed_writer_left(tmp_path):
+    path = tmp_path / "run.json"
+    stale, fresh = tmp_path / ".run.json.abc123.tmp", tmp_path / ".run.json.def456.tmp"
+    for leftover in (stale, fresh):
+        leftover.write_text("{")
+    old = time.time() - STALE_TEMP_S - 5
+    os.utime(stale, (old, old))
+    write_json_atomic(path, {"n": 1})
+    assert not stale.exists(), "a temp file of a killed writer stays in the run folder"
+    assert fresh.exists(), "a temp file that may belong to a writer still running must stay"
+    assert read_json(path) == {"n": 1}
 
 
 def test_a_broken_state_file_is_named(tmp_path):

@@ -93,3 +93,36 @@ def test_spill_folders_of_killed_servers_are_removed_at_the_next_start(make_app,
     finally:
         shutil.rmtree(live, ignore_errors=True)
         shutil.rmtree(orphan, ignore_errors=True)
+
+
+async def test_full_size_resource_reads_wait_for_room_like_tool_work(make_app):
+    """`image://` reads hold the pixels and their PNG: they are admitted against the budget like a tool call."""
+    import anyio
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    app = make_app(Limits(memory_budget=4 * ONE))
+    async with Client(app.mcp) as client:
+        session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
+        read: dict = {}
+
+        async def reader():
+            read["result"] = await client.read_resource(f"image://{session['session']}/original")
+
+        app.registry.work.reserve(4 * ONE)  # another call holds the whole budget
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(reader)
+                with anyio.fail_after(30):
+                    while app.registry.work.waiting == 0:
+                        await anyio.sleep(0.01)
+                assert "result" not in read, "the read went ahead of the memory it needs"
+                app.registry.work.release()
+        finally:
+            app.registry.work.release()
+    pixels = Image.open(io.BytesIO(base64.b64decode(read["result"].contents[0].blob)))
+    assert np.array_equal(np.asarray(pixels), np.asarray(gradient()))
+    assert app.registry.work.reserved == 0
