@@ -54,22 +54,22 @@ def test_a_task_that_contradicts_the_dataset_format_is_refused(tmp_path):
 
 
 def test_hallusionbench_run_prints_and_reports_the_official_metrics(tmp_path, capsys):
-    """Always 'yes' on 8 questions (gold alternates no/yes). The two text-only VS questions fail (the agent needs
-    an image): the official rule counts that 'uncertain' as right, lmms-eval's as 'no'. Official: aAcc 4/8,
-    qAcc 2/6, fAcc 2/6 (VS figure 0 left out); lmms-eval: aAcc 2/8, fAcc 2/8."""
+    """Always 'yes' on 8 questions (gold alternates no/yes); the two text-only VS questions (gold yes) are
+    answered from their text. Official: aAcc 4/8, qAcc 2/6, fAcc 2/6 (VS figure 0 left out); lmms-eval keeps
+    the VS figures: aAcc 4/8, fAcc 4/8."""
     path = files.write_hallusionbench(tmp_path / "hb", 8)
     out = tmp_path / "run"
     assert illusion_agent(["run", "--dataset", str(path), "--out", str(out),
-                           "--model", "scripted_answers:always_yes", *SCRIPTED]) == FAILED
+                           "--model", "scripted_answers:always_yes", *SCRIPTED]) == 0
     printed = capsys.readouterr().out
     assert "aAcc 50.0%, qAcc 33.3%, fAcc 33.3%" in printed and "tianyi-lab/HallusionBench utils.py" in printed
-    assert "8 scored, 2 of them failed" in printed
+    assert "8 scored, 0 of them failed" in printed
     assert illusion_agent(["report", str(out)]) == 0
     html = (out / "report" / "index.html").read_text()
     assert "Benchmark metrics" in html and "<th>qAcc</th><td>33.3%</td>" in html
     assert illusion_agent(["report", str(out), "--metric-variant", "lmms-eval"]) == 0
     html = (out / "report" / "index.html").read_text()
-    assert "<th>aAcc</th><td>25.0%</td>" in html and "<th>fAcc</th><td>25.0%</td>" in html
+    assert "<th>aAcc</th><td>50.0%</td>" in html and "<th>fAcc</th><td>50.0%</td>" in html
 
 
 def info(capsys, *args: str) -> str:

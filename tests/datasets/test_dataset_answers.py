@@ -51,6 +51,7 @@ TABLE = [
     ("blindtest", "<answer>3, 4</answer>", "3,4"),
     ("blindtest", "Rows: 3\nColumns: 5", "3,5"),
     ("blindtest", "3, 4", "3,4"),
+    ("blindtest", "Not {1}: {3} {4}", "3,4"),
     ("probes", "The colour is {blue}.", None),  # without a gold answer a bare word in braces is no answer
 ]
 
@@ -95,7 +96,7 @@ def test_options_make_letters_and_parenthesised_letters_options():
 
 
 def test_unknown_format_and_invalid_gold_are_errors():
-    with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'"):
+    with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'; choose one of blink, datacv2, "):
         extract("mcq", "A")
     with pytest.raises(ValueError, match="'maybe' is not a valid datacv1 answer"):
         normalise("datacv1", "maybe")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 from trompe_agents.backends.function import tool_call
 
@@ -21,6 +23,20 @@ async def slow_line_then_yes(messages, tools):
     """As line_then_yes, but every turn takes 0.25 s, so a run can be killed mid-way."""
     await asyncio.sleep(0.25)
     return line_then_yes(messages, tools)
+
+
+_answered = 0  # final answers this process has given (gated_line_then_yes)
+
+
+async def gated_line_then_yes(messages, tools):
+    """As line_then_yes, but after three answers every further one hangs until the process is killed, unless
+    the file named by TROMPE_TEST_GATE exists: a kill then lands mid-run however slow the machine is."""
+    global _answered
+    if messages[-1].role != "user" and _answered >= 3 and not Path(os.environ["TROMPE_TEST_GATE"]).exists():
+        await asyncio.Event().wait()
+    reply = line_then_yes(messages, tools)
+    _answered += isinstance(reply, dict)
+    return reply
 
 
 def crops_forever_unless_rescue(messages, tools):

@@ -10,13 +10,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from trompe_agents.backends.base import BackendOptions
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import PRICES
-from trompe_agents.illusion.runner import RunOptions, read_meta, read_results, run_samples
+from trompe_agents.illusion.runner import RateLimiter, RunOptions, read_meta, read_results, run_samples
 from trompe_agents.plugins import create_backend
 from trompe_agents.testing import FakeVendor, call, final, tool_results
 from trompe_agents.toolclient import ToolClient
@@ -80,11 +81,13 @@ async def test_per_sample_errors_are_recorded_and_the_run_goes_on(probes, tmp_pa
     assert all(records[s.id]["answer"] == "yes" for s in probes[:4] if s is not probes[2])
 
 
-def run_cli(probe_dir, out, *extra):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+def run_cli(probe_dir, out, gate):
+    """A run whose model answers three samples, then hangs until killed unless `gate` exists."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+           "TROMPE_TEST_GATE": str(gate)}
     cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
-           "--model", "scripted:slow_line_then_yes", "run", "--dataset", str(probe_dir), "--task", "1",
-           "--out", str(out), "--concurrency", "2", "--no-progress", *extra]
+           "--model", "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir), "--task", "1",
+           "--out", str(out), "--concurrency", "2", "--no-progress"]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -94,17 +97,18 @@ def lines(out):
 
 
 def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes, tmp_path):
-    out = tmp_path / "run"
-    proc = run_cli(probe_dir, out)
-    deadline = time.monotonic() + 60
+    out, gate = tmp_path / "run", tmp_path / "gate"
+    proc = run_cli(probe_dir, out, gate)
+    deadline = time.monotonic() + 120  # a generous bound for a stuck run, not a timing check
     while len(lines(out)) < 3 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+        time.sleep(0.02)  # polling a condition: three answers written, the rest hang until the kill
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = [json.loads(line) for line in lines(out) if line.endswith("}")]  # a cut-off line never counts
-    assert 3 <= len(before) < len(probes), "the kill should land mid-run"
+    assert len(before) == 3, "the kill should land mid-run"
 
-    proc = run_cli(probe_dir, out)
+    gate.touch()
+    proc = run_cli(probe_dir, out, gate)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr.decode()
     after = [json.loads(line) for line in lines(out)]
@@ -117,12 +121,11 @@ def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes
     assert "8 results" in stdout.decode()
 
 
-async def test_concurrency_bounds_samples_in_flight_and_rate_limit_spaces_requests(probes, tmp_path):
-    in_flight, peak, starts = 0, 0, []
+async def test_concurrency_bounds_samples_in_flight(probes, tmp_path):
+    in_flight, peak = 0, 0
 
     async def tracked(messages, tools):
         nonlocal in_flight, peak
-        starts.append(time.monotonic())
         if messages[-1].role == "user":
             in_flight += 1
             peak = max(peak, in_flight)
@@ -136,12 +139,29 @@ async def test_concurrency_bounds_samples_in_flight_and_rate_limit_spaces_reques
         await run_samples(probes, FunctionBackend(tracked), tools, AgentConfig(task=1, router="regex"),
                           RunOptions(out=tmp_path / "a", concurrency=3, progress=False))
         assert peak == 3
-        starts.clear()
-        await run_samples(probes[:3], FunctionBackend(tracked), tools, AgentConfig(task=1, router="regex"),
-                          RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False))
-    gaps = [b - a for a, b in zip(sorted(starts), sorted(starts)[1:])]
-    assert len(starts) == 6 and min(gaps) >= 0.045  # 1200 requests/min: one every 50 ms, across all samples
+        records = await run_samples(probes[:3], FunctionBackend(tracked), tools,
+                                    AgentConfig(task=1, router="regex"),
+                                    RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False))
+    assert all(r["answer"] == "yes" for r in records.values()) and len(records) == 3
     assert json.loads((tmp_path / "b" / "run.json").read_text())["invocations"][0]["rate_limit"] == 1200
+
+
+async def test_rate_limit_spaces_request_starts_evenly():
+    """1200 requests a minute: one every 50 ms across all samples, on a clock the test moves (no timing)."""
+    now, starts = [100.0], []
+
+    async def sleep(seconds):  # the request would start once this much time has passed
+        starts.append(now[0] + seconds)
+
+    limiter = RateLimiter(1200, clock=lambda: now[0], sleep=sleep)
+    await asyncio.gather(*(limiter.wait() for _ in range(4)))
+    assert starts == pytest.approx([100.0, 100.05, 100.1, 100.15])
+    now[0] = 100.12  # a request made before the last slot has passed waits for the next one
+    await limiter.wait()
+    assert starts[-1] == pytest.approx(100.2)
+    now[0] = 130.0  # after a quiet spell the next request goes at once
+    await limiter.wait()
+    assert starts[-1] == 130.0
 
 
 async def test_every_vendor_runs_the_agent_and_sends_the_answer_schema(probes, tmp_path):

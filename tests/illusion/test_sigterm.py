@@ -16,9 +16,10 @@ def test_sigterm_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp_
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "run"
-    env = os.environ | {"TMPDIR": str(temp), "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = os.environ | {"TMPDIR": str(temp), "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                        "TROMPE_TEST_GATE": str(tmp_path / "gate")}  # never opened: the run hangs after 3 answers
     proc = subprocess.Popen([sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
-                             "--model", "scripted:slow_line_then_yes", "run", "--dataset", str(probe_dir),
+                             "--model", "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir),
                              "--out", str(out), "--no-progress", "--concurrency", "1"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120

@@ -58,8 +58,11 @@ def test_recorded_selection_lists_every_child_with_its_terms(tree):
     assert b["terms"] == {"gain_rating": 8, "gain": pytest.approx(0.155556, abs=1e-6), "novelty_rating": 5,
                           "novelty": pytest.approx(0.066667, abs=1e-6), "n_parent": 3, "executed_siblings": 1,
                           "saturation": pytest.approx(0.524074, abs=1e-6)}
+    assert b["executed"] is False and b["priority"] == 0.746296  # rounded to 6 decimals for the reader
     a = level["candidates"][2]
-    assert a["executed"] and a["terms"]["r_max"] == 0.7 and a["terms"]["parent_reward"] == 0.5
+    assert a["executed"] is True and a["priority"] == 0.570576
+    assert a["terms"] == {"r_max": 0.7, "parent_reward": 0.5, "n_parent": 3, "visits": 2,
+                          "exploration": pytest.approx(0.370576, abs=1e-6)}
 
 
 def test_lambdas_scale_their_terms(tree):
@@ -73,6 +76,17 @@ def test_saturation_favours_unexecuted_children_of_untried_parents(tree):
     a1 = tree.nodes[2]
     fresh = tree.add(a1.id, "A1-child", SelfEval(1, 1, 9))
     assert priority(tree, fresh, SCALED) == math.inf
+
+
+def test_between_untried_ideas_the_better_rated_one_goes_first_even_if_newer():
+    """Children of a parent none of whose children ran all have infinite priority: gain + novelty decide."""
+    t = Tree()
+    root = executed(t, None, 0.5, 1, "root")
+    t.add(root.id, "older", SelfEval(gain=5, novelty=1, feasibility=9))  # 4/9 + 0.15 * 0 = 0.444
+    t.add(root.id, "newer", SelfEval(gain=4, novelty=9, feasibility=9))  # 3/9 + 0.15 * 8/9 = 0.467
+    path, levels = select_recorded(t, NUCTParams())
+    assert [n.idea for n in path] == ["root", "newer"]
+    assert [c["priority"] for c in levels[0]["candidates"]] == ["inf", "inf"]  # JSON has no infinity
 
 
 def test_ratings_are_normalised_to_unit_range():

@@ -212,9 +212,7 @@ def _auto(text: str) -> str | None:
         return EXTRACTORS[shape](braces[-1])
     if re.fullmatch(r"\W*\d+\s*,\s*\d+\W*", text):
         return _rows_columns(text)
-    if re.fullmatch(r"\W*[A-Za-z]\W*", text):
-        return _letter(text)
-    return _yesno(text) or _count(text) or _letter(text)
+    return _yesno(text) or _count(text) or _letter(text)  # a lone letter is neither yes/no nor a count
 
 
 def extract(benchmark_or_format: str, text: str, expected: str | None = None,
@@ -240,7 +238,7 @@ def normalise(benchmark_or_format: str, answer: str | int, choices: list[str] | 
         kind = shape_of(text, choices)
         if kind == "word":
             return _auto(text) or text.lower()
-    found = text if kind == "letter" and len(text) == 1 else EXTRACTORS[kind](text)
+    found = EXTRACTORS[kind](text)
     if found is None:
         raise ValueError(f"answer: {answer!r} is not a valid {benchmark_or_format} answer ({kind})")
     return found

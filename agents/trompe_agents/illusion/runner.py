@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -42,19 +42,22 @@ TRACES = "traces"
 class RateLimiter:
     """Spaces requests so no more than `per_minute` start in any minute (shared by all concurrent samples)."""
 
-    def __init__(self, per_minute: float):
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        """`clock` and `sleep` are the monotonic clock and asyncio's sleep; tests pass a clock they move."""
         if per_minute <= 0:
             raise ValueError(f"rate limit must be > 0 requests per minute, got {per_minute}")
         self.interval = 60.0 / per_minute
         self._next = 0.0
         self._lock = asyncio.Lock()
+        self._clock, self._sleep = clock, sleep
 
     async def wait(self) -> None:
         async with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self.interval
-        await asyncio.sleep(start - now)
+        await self._sleep(start - now)
 
 
 class RateLimited:

@@ -80,16 +80,14 @@ def select_recorded(tree: Tree, params: NUCTParams) -> tuple[list[Node], list[di
         children = tree.children(path[-1].id)
         if not children:
             break
-        ranked = sorted((breakdown(tree, c, params) for c in children), key=_rank_key(tree))
+        ranked = sorted((breakdown(tree, c, params) for c in children), key=_rank)
         chosen = tree.nodes[ranked[0].node]
         levels.append({"parent": path[-1].id, "chosen": chosen.id, "candidates": [p.to_json() for p in ranked]})
         path.append(chosen)
     return path, levels
 
 
-def _rank_key(tree: Tree):
+def _rank(p: Priority) -> tuple[float, float, int]:
     """Highest priority first; among equal ones (two unbounded) the larger finite part, then the older node."""
-    def key(p: Priority) -> tuple[float, float, int]:
-        finite = p.priority if p.executed else p.terms["gain"] + p.terms["novelty"]
-        return (-p.priority, -finite, p.node)
-    return key
+    finite = p.priority if p.executed else p.terms["gain"] + p.terms["novelty"]
+    return (-p.priority, -finite, p.node)
