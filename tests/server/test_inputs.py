@@ -284,14 +284,20 @@ def test_non_finite_numbers_on_the_wire_are_argument_errors(tmp_path, value):
     wire = "\n".join(json.dumps(line) for line in lines) + "\n"
     call = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "crop", "arguments": '
             '{"session": "s_x", "image": "original", "box": [0, 0, ' + value + ', 5]}}}\n')
-    done = subprocess.run([SERVER, "--root", str(tmp_path)], input=wire + call, capture_output=True, text=True,
-                          timeout=60, env=env_with())
-    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    result = next(r["result"] for r in replies if r.get("id") == 2)
+    proc = subprocess.Popen([SERVER, "--root", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_with())
+    proc.stdin.write(wire + call)  # stdin stays open until the reply: at end of input the server stops at once
+    proc.stdin.flush()
+    replies = iter(proc.stdout.readline, "")
+    result = next(r["result"] for r in map(json.loads, replies) if r.get("id") == 2)
+    proc.stdin.close()
+    proc.stdout.read()
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
     assert result["isError"]
     assert "box[2]:" in result["content"][0]["text"] and "is not a finite number; accepted: a list of 4 numbers" \
         in result["content"][0]["text"]
-    assert "Traceback" not in done.stderr
+    assert "Traceback" not in err
 
 
 async def test_huge_rgb_components_are_argument_errors(client, open_image):
