@@ -65,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args.serve)
     quiet_http_logs()
     logging.getLogger("google_genai").setLevel(logging.ERROR)
-    for limit in ("MAX_SESSIONS", "MAX_SESSIONS_PER_CLIENT"):  # one agent process holds a session per lane
-        os.environ[f"TROMPE_{limit}"] = str(max(64, 2 * args.concurrency))
+    os.environ["TROMPE_MAX_SESSIONS"] = str(max(64, 2 * args.concurrency))  # one session per lane in flight
     settings = [("local", 1)] + [("local", w) for w in args.workers]
     if not args.no_ray:
         import ray

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import shutil
 import subprocess
@@ -10,7 +12,10 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
+import numpy as np
 from mcp import Client
+from PIL import Image
 
 from imagekit import data_url, gradient
 from trompe_server.admission import WorkBudget
@@ -97,13 +102,6 @@ def test_spill_folders_of_killed_servers_are_removed_at_the_next_start(make_app,
 
 async def test_full_size_resource_reads_wait_for_room_like_tool_work(make_app):
     """`image://` reads hold the pixels and their PNG: they are admitted against the budget like a tool call."""
-    import anyio
-    import base64
-    import io
-
-    import numpy as np
-    from PIL import Image
-
     app = make_app(Limits(memory_budget=4 * ONE))
     async with Client(app.mcp) as client:
         session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
