@@ -6,6 +6,8 @@ Runs alternate between the commands given, so machine load hits each alike.
 
     python bench/cold_start.py --repeat 7
     python bench/cold_start.py --repeat 7 --also "/work/bench-venv/bin/imagesorcery-mcp"
+
+The last row is a one-tool server on the same MCP SDK: the floor no server built on the SDK can go below.
 """
 
 from __future__ import annotations
@@ -29,6 +31,21 @@ HANDSHAKE = [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
+
+
+# The smallest stdio server the same SDK makes: what any server built on it pays before its own code runs.
+SDK_FLOOR = """from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("floor")
+
+
+@server.tool()
+def ping() -> str:
+    return "pong"
+
+
+server.run()
+"""
 
 
 def first_listing(argv: list[str], cwd: str) -> tuple[float, int]:
@@ -64,6 +81,10 @@ def main() -> None:
     samples: dict[str, list[float]] = {name: [] for name in commands}
     tools: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as cwd:  # a peer may write config files into its working directory
+        floor = Path(cwd) / "sdk_floor.py"
+        floor.write_text(SDK_FLOOR, encoding="utf-8")
+        commands["SDK floor: one-tool MCPServer"] = [sys.executable, str(floor)]
+        samples["SDK floor: one-tool MCPServer"] = []
         for argv in commands.values():
             first_listing(argv, cwd)  # warm the page cache: every row then starts from the same state
         for _ in range(args.repeat):

@@ -3,7 +3,13 @@
 Each sample is two model turns (a draw_line tool call, then the answer), so at 200 ms per request the ideal at
 concurrency K is K / 0.4 samples/s. Rows at equal concurrency: everything in one process (today's default),
 `--workers N` local processes, and Ray actors on a local instance (`ray.init(num_cpus=2)`). "steady" counts
-from the first finished sample to the last (worker start-up excluded); "overall" includes start-up.
+from the first finished sample to the last (worker start-up excluded); "overall" includes start-up. While
+steady, the machine's CPU counters (/proc/stat) give how busy its cores were and so the CPU time per sample
+(every process: driver, workers, Ray, the fake vendor, and anything else running, so measure on a quiet
+machine); the CPU ceiling is what all cores could finish at that cost. An executor near 100% busy is bound
+by the cores, not by its design. The fake vendor's own CPU is also shown apart: a real vendor's servers are
+not on this machine, so "vendor excluded" is the agent side's cost and the share of the ideal the cores could
+reach at that cost.
 
     python bench/executors.py [--latency 0.2] [--concurrency 64] [--per-lane 3] [--workers 2 4] [--repeat 3]
 """
@@ -20,12 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from illusion_run import fake_gemini, gemini, serve
+from illusion_run import CONFIG, fake_gemini, gemini, serve
 
 from trompe_agents.backends.base import BackendOptions
 from trompe_agents.datasets import load_dataset
 from trompe_agents.executors import WorkerSpec, create_executor
-from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.cli import quiet_http_logs
 from trompe_agents.illusion.runner import RunOptions, run_samples
 from trompe_agents.probes import generate
@@ -34,21 +39,46 @@ from trompe_server.app import ServerConfig
 from trompe_server.limits import Limits
 
 
-async def timed(samples, url: str, executor_name: str, workers: int, concurrency: int, work: Path):
-    """(overall s, steady samples/s, not answered) for one fresh run folder."""
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one live process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine so far, summed over its CPUs (Linux /proc/stat)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
+async def timed(samples, url: str, vendor: int, executor_name: str, workers: int, concurrency: int, work: Path):
+    """(overall s, steady samples/s, not answered, machine CPU busy while steady, fake vendor CPU ms per
+    sample) for one fresh run folder."""
     out = Path(tempfile.mkdtemp(dir=work))
-    spec = WorkerSpec(backend="gemini", config=AgentConfig(task=1), out=out,
+    finished: list[float] = []
+    cpu: list[tuple[int, int, float]] = []  # machine and fake-vendor CPU at the first and latest finished sample
+
+    def finish(_record) -> None:
+        finished.append(time.perf_counter())
+        cpu[1:] = [(*cpu_times(), process_cpu_seconds(vendor))]
+        if len(cpu) == 1:
+            cpu.append(cpu[0])
+
+    spec = WorkerSpec(backend="gemini", config=CONFIG, out=out,
                       options=BackendOptions(model="gemini-3-flash-preview", base_url=url, api_key="bench"))
     executor = create_executor(executor_name, spec, workers=workers, concurrency=concurrency)
-    finished: list[float] = []
     async with ToolClient.in_process(ServerConfig(limits=Limits.from_env())) as tools:
         started = time.perf_counter()
-        records = await run_samples(samples, gemini(url), tools, AgentConfig(task=1),
+        records = await run_samples(samples, gemini(url), tools, CONFIG,
                                     RunOptions(out=out, concurrency=concurrency, progress=False),
-                                    on_result=lambda r: finished.append(time.perf_counter()), executor=executor)
+                                    on_result=finish, executor=executor)
         overall = time.perf_counter() - started
     steady = (len(finished) - 1) / (finished[-1] - finished[0]) if len(finished) > 1 else 0.0
-    return overall, steady, sum(r["answer"] != "yes" for r in records.values())
+    (busy0, total0, vendor0), (busy1, total1, vendor1) = cpu[0], cpu[-1]
+    busy = (busy1 - busy0) / max(1, total1 - total0)  # share of the machine's CPU time that was busy
+    vendor_ms = 1000 * (vendor1 - vendor0) / max(1, len(finished) - 1)
+    return overall, steady, sum(r["answer"] != "yes" for r in records.values()), busy, vendor_ms
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
         settings += [("ray", w) for w in args.workers]
     ideal = args.concurrency / (2 * args.latency)
+    cores = len(os.sched_getaffinity(0))
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
@@ -83,18 +114,24 @@ def main(argv: list[str] | None = None) -> int:
                   f"concurrency {args.concurrency}, {n} samples, median of {args.repeat} runs; "
                   f"ideal {ideal:.0f} samples/s\n")
             print("| executor | workers | overall s | overall samples/s | steady samples/s | steady of ideal "
-                  "| steady vs one process | not answered |")
-            print("|---|---:|---:|---:|---:|---:|---:|---:|")
+                  "| steady vs one process | machine CPU busy | CPU ms per sample | CPU ceiling samples/s "
+                  "| CPU ms per sample, vendor excluded | its ceiling of ideal | not answered |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
             base = None
-            with fake_gemini(args.latency) as url:
+            with fake_gemini(args.latency) as (url, vendor):
                 for name, workers in settings:
-                    runs = [asyncio.run(timed(samples, url, name, workers, args.concurrency, work))
+                    runs = [asyncio.run(timed(samples, url, vendor, name, workers, args.concurrency, work))
                             for _ in range(args.repeat)]
                     overall = statistics.median(r[0] for r in runs)
                     steady = statistics.median(r[1] for r in runs)
                     base = base or steady
+                    busy = statistics.median(r[3] for r in runs)
+                    cpu_ms = 1000 * cores * busy / steady  # the machine's CPU time per finished sample
+                    agent_ms = cpu_ms - statistics.median(r[4] for r in runs)  # without the fake vendor's share
                     print(f"| {name} | {workers} | {overall:.2f} | {n / overall:.1f} | {steady:.1f} | "
-                          f"{steady / ideal:.0%} | {steady / base:.2f}x | {sum(r[2] for r in runs)} |", flush=True)
+                          f"{steady / ideal:.0%} | {steady / base:.2f}x | {busy:.0%} | {cpu_ms:.1f} | "
+                          f"{1000 * cores / cpu_ms:.0f} | {agent_ms:.1f} | {1000 * cores / agent_ms / ideal:.0%} | "
+                          f"{sum(r[2] for r in runs)} |", flush=True)
     finally:
         if not args.no_ray:
             ray.shutdown()

@@ -5,7 +5,9 @@ that draws and saves with Pillow pays. trompe's columns go through the official 
 stdio and over HTTP (real `trompe-server` processes) and return pixels; the peers (ImageSorcery MCP and
 ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and write a PNG file, returning
 its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
-stdio beside the current one. Calls go round-robin after one warm-up round, so load hits every column alike.
+stdio beside the current one. With --line-client every stdio server is also called through a plain JSON-RPC
+client with linear buffering (lineclient.py says why). Calls go round-robin after one warm-up round, so load
+hits every column alike.
 
 Also the peak memory (RSS) of one session holding 200 derived versions of a 4000x3000 image, to show the
 memory budget and spill to disk keep the server bounded.
@@ -37,6 +39,7 @@ from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from lineclient import LineClient
 from PIL import Image
 from pydantic import TypeAdapter
 from sample_images import photo
@@ -121,7 +124,7 @@ async def timed(call) -> float:
     result = call()
     if hasattr(result, "__await__"):
         result = await result
-        assert not result.is_error, result.content[0].text
+        assert not result.is_error, result.content
     return time.perf_counter() - start
 
 
@@ -191,6 +194,9 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             if name == "imagesorcery":  # column order: trompe's transports first, then the peers
                 clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
             clients[name] = await stack.enter_async_context(Client(params))
+            if args.line_client:
+                clients[f"{name}, line client"] = await stack.enter_async_context(
+                    LineClient(params.command, params.args, params.env, params.cwd))
         if "http" not in clients:
             clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
@@ -204,9 +210,10 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             calls = {"floor": partial(raw_floor, tools[tool], {"original": image}, arguments, limits)}
             sessions = {}
             for name, client in clients.items():
-                if name in ("imagesorcery", "ddp"):
-                    if name in peers:
-                        calls[name] = partial(client.call_tool, *peers[name])
+                peer = name.split(",")[0]
+                if peer in ("imagesorcery", "ddp"):
+                    if peer in peers:
+                        calls[name] = partial(client.call_tool, *peers[peer])
                     continue
                 opened = await client.call_tool("open_session", {"source": path.name})
                 sessions[name] = opened.structured_content["session"]
@@ -298,6 +305,8 @@ def main() -> None:
     parser.add_argument("--peer-venv", type=Path, help="venv with imagesorcery-mcp (and the DDP server's needs)")
     parser.add_argument("--ddp-server", type=Path, help="ziplab/DDP's src/mcp_server.py, run with --peer-venv")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
+    parser.add_argument("--line-client", action="store_true",
+                        help="also call every stdio server through a linear-buffered JSON-RPC client (lineclient.py)")
     parser.add_argument("--memory-child", nargs=3, metavar=("PATH", "BUDGET", "VERSIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.disable(logging.INFO)  # the SDK logs every HTTP request and tool failure at INFO

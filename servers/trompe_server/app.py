@@ -213,13 +213,7 @@ class TrompeApp:
             client = client_key(ctx)
 
             def work():
-                im = self._load(source)
-                session = registry.create_session(client)
-                try:
-                    record = registry.add_input(session, name, im, self._source_label(source))
-                except ToolInputError:
-                    registry.close_session(session)
-                    raise
+                session, record = registry.open_session(client, name, self._load(source), self._source_label(source))
                 return _session_image(session, record, f"session {session}: {record.id} "
                                       f"{record.width}x{record.height}")
             return await self._run(work)

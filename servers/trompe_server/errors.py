@@ -13,6 +13,10 @@ class LimitError(ToolInputError):
     """A configured limit would be exceeded; nothing was stored."""
 
 
+class SessionGone(ToolInputError):
+    """The session is unknown, closed, idle too long or evicted by a quota."""
+
+
 class PluginError(RuntimeError):
     """A plugin cannot be used as configured (unknown name or tag, import failure): a start-up error."""
 

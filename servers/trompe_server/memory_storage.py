@@ -9,14 +9,14 @@ import tempfile
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image
 
 from .records import ImageRecord
-from .storage import OUTPUT_FORMAT, Bounds, Refused
+from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
 
 
 @dataclass
@@ -24,6 +24,7 @@ class Session:
     """One sample's workspace as this process holds it."""
 
     id: str
+    owner: str  # the client whose quota it counts against
     records: dict[str, ImageRecord] = field(default_factory=dict)
     counter: int = 0
     nbytes: int = 0
@@ -127,12 +128,18 @@ class MemoryStorage:
         self._pixels = PixelStore(memory_budget)
         self._lock = threading.RLock()
 
-    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
-        with self._lock:
-            self._expire_idle(idle_timeout)
-            while len(self._sessions) >= max_sessions:
-                self._drop(next(iter(self._sessions)))
-            self._sessions[session_id] = Session(session_id)
+    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
+        with self._lock:  # self._sessions is in order of last use, so the first of a kind is the least recent
+            self._expire_idle(quota.idle_timeout)
+            if quota.per_client is not None:
+                mine = [s.id for s in self._sessions.values() if s.owner == client]
+                for oldest in mine[:max(0, len(mine) - quota.per_client + 1)]:
+                    self._drop(oldest)
+            while len(self._sessions) >= quota.max_sessions:
+                held = Counter(s.owner for s in self._sessions.values())
+                most = max(held.values())
+                self._drop(next(s.id for s in self._sessions.values() if held[s.owner] == most))
+            self._sessions[session_id] = Session(session_id, client)
 
     def touch(self, session_id: str, idle_timeout: float) -> None:
         with self._lock:

@@ -5,6 +5,9 @@ Keys (prefix P): P:sessions (sorted set, member session id, score last use in Re
 P:s:ID:order (list of image ids), P:s:ID:blobs (set of digests), P:px:DIGEST (raw pixels),
 P:ref:DIGEST (how many records use those pixels), P:nonce:N (the id an append already got).
 Every key carries a TTL a little over the idle timeout, so Redis itself forgets abandoned sessions.
+Owners, for the per-client quota: P:owners (hash session id -> client), P:c:CLIENT (sorted set of the
+client's session ids by last use), P:holders (sorted set, member client, score how many sessions it holds).
+These have no TTL: they change only together with P:sessions, so they hold exactly its live members.
 """
 
 # Shared prelude: Redis time, key names, dropping a session, refreshing TTLs.
@@ -13,6 +16,24 @@ local P = ARGV[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local function skey(sid, part) return P .. ':s:' .. sid .. ':' .. part end
+local function recount(client)
+  local held = redis.call('ZCARD', P .. ':c:' .. client)
+  if held == 0 then redis.call('ZREM', P .. ':holders', client)
+  else redis.call('ZADD', P .. ':holders', held, client) end
+end
+local function disown(sid)
+  local owner = redis.call('HGET', P .. ':owners', sid)
+  if owner then
+    redis.call('HDEL', P .. ':owners', sid)
+    redis.call('ZREM', P .. ':c:' .. owner, sid)
+    recount(owner)
+  end
+end
+local function used(sid)
+  redis.call('ZADD', P .. ':sessions', now, sid)
+  local owner = redis.call('HGET', P .. ':owners', sid)
+  if owner then redis.call('ZADD', P .. ':c:' .. owner, 'XX', now, sid) end
+end
 local function drop(sid)
   local count = redis.call('LLEN', skey(sid, 'order'))
   for _, value in ipairs(redis.call('HVALS', skey(sid, 'records'))) do
@@ -23,6 +44,7 @@ local function drop(sid)
   end
   redis.call('DEL', skey(sid, 'meta'), skey(sid, 'records'), skey(sid, 'order'), skey(sid, 'blobs'))
   redis.call('ZREM', P .. ':sessions', sid)
+  disown(sid)
   return count
 end
 local function expire_idle(idle)
@@ -48,14 +70,41 @@ local function refresh(sid, ttl)
 end
 """
 
-# ARGV: prefix, session id, max sessions, idle seconds, ttl seconds
-CREATE = _COMMON + """
-local sid, max_sessions, idle, ttl = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-expire_idle(idle)
-while redis.call('ZCARD', P .. ':sessions') >= max_sessions do
-  drop(redis.call('ZRANGE', P .. ':sessions', 0, 0)[1])
+# The least recently used session of the clients holding the most (of any session, for sessions stored by
+# an earlier version, which have no owner).
+_LARGEST_HOLDERS_OLDEST = """
+local function largest_holders_oldest()
+  local most = redis.call('ZREVRANGE', P .. ':holders', 0, 0, 'WITHSCORES')[2]
+  local victim, oldest = nil, nil
+  for _, client in ipairs(most and redis.call('ZRANGEBYSCORE', P .. ':holders', most, most) or {}) do
+    local first = redis.call('ZRANGE', P .. ':c:' .. client, 0, 0, 'WITHSCORES')
+    if oldest == nil or tonumber(first[2]) < oldest then victim, oldest = first[1], tonumber(first[2]) end
+  end
+  return victim or redis.call('ZRANGE', P .. ':sessions', 0, 0)[1]
 end
+"""
+
+# ARGV: prefix, session id, client, max sessions, sessions per client ('' = no quota), idle seconds, ttl seconds.
+# A session that left P:sessions without its owner being told (dropped by a replica of an earlier version, or
+# lost to an evicting maxmemory-policy) is forgotten before the client's sessions are counted.
+CREATE = _COMMON + _LARGEST_HOLDERS_OLDEST + """
+local sid, client, max_sessions, per_client = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local idle, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
+local mine = P .. ':c:' .. client
+expire_idle(idle)
+for _, old in ipairs(redis.call('ZRANGE', mine, 0, -1)) do
+  if not redis.call('ZSCORE', P .. ':sessions', old) then
+    redis.call('ZREM', mine, old)
+    redis.call('HDEL', P .. ':owners', old)
+  end
+end
+recount(client)
+while per_client and redis.call('ZCARD', mine) >= per_client do drop(redis.call('ZRANGE', mine, 0, 0)[1]) end
+while redis.call('ZCARD', P .. ':sessions') >= max_sessions do drop(largest_holders_oldest()) end
 redis.call('ZADD', P .. ':sessions', now, sid)
+redis.call('HSET', P .. ':owners', sid, client)
+redis.call('ZADD', mine, now, sid)
+recount(client)
 redis.call('HSET', skey(sid, 'meta'), 'counter', 0, 'nbytes', 0, 'refreshed', now)
 redis.call('EXPIRE', skey(sid, 'meta'), ttl)
 return 1
@@ -65,7 +114,7 @@ return 1
 TOUCH = _COMMON + """
 local sid, idle, ttl = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 if not live(sid, idle) then expire_idle(idle) return 0 end
-redis.call('ZADD', P .. ':sessions', now, sid)
+used(sid)
 local refreshed = tonumber(redis.call('HGET', skey(sid, 'meta'), 'refreshed') or '0')
 if now - refreshed > idle / 4 then refresh(sid, ttl) end
 return 1
@@ -103,7 +152,7 @@ redis.call('HSET', skey(sid, 'records'), image_id, record)
 redis.call('RPUSH', skey(sid, 'order'), image_id)
 redis.call('SADD', skey(sid, 'blobs'), digest)
 redis.call('HINCRBY', skey(sid, 'meta'), 'nbytes', nbytes)
-redis.call('ZADD', P .. ':sessions', now, sid)
+used(sid)
 expire_session(sid, ttl)
 redis.call('SET', nonce_key, image_id, 'EX', 600)
 return {'ok', image_id}

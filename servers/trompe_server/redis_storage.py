@@ -17,7 +17,7 @@ from PIL import Image
 from . import redis_scripts
 from .errors import RegistryUnavailable
 from .records import ImageRecord
-from .storage import OUTPUT_FORMAT, Bounds, Refused
+from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
 
 PREFIX = "trompe"
 
@@ -122,8 +122,10 @@ class RedisStorage:
         return math.ceil(idle_timeout * 1.25) + 1
 
     @reported
-    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
-        self._run("CREATE", session_id, max_sessions, idle_timeout, self._ttl(idle_timeout))
+    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
+        per_client = "" if quota.per_client is None else quota.per_client
+        self._run("CREATE", session_id, client, quota.max_sessions, per_client, quota.idle_timeout,
+                  self._ttl(quota.idle_timeout))
 
     @reported
     def touch(self, session_id: str, idle_timeout: float) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,11 +13,11 @@ from typing import Any
 from PIL import Image
 
 from .admission import WorkBudget
-from .errors import LimitError, ToolInputError
+from .errors import LimitError, SessionGone, ToolInputError
 from .limits import Limits
 from .memory_storage import MemoryStorage
 from .records import ImageRecord
-from .storage import Bounds, Refused, Storage
+from .storage import Bounds, Quota, Refused, Storage
 
 __all__ = ["INPUT_NAME", "OUTPUT_NAME", "ImageRecord", "Registry"]
 
@@ -36,36 +34,35 @@ class Registry:
         self.limits = limits or Limits()
         self.storage = storage or MemoryStorage(self.limits.memory_budget)
         self.work = WorkBudget(self.limits.memory_budget, self._squeeze)
-        self._owned: dict[str, OrderedDict[str, None]] = {}  # client -> its sessions, oldest first
-        self._quota_lock = threading.Lock()
 
     # sessions -------------------------------------------------------------
     def create_session(self, client: str = LOCAL_CLIENT) -> str:
         """A new session for `client`, evicting its own oldest beyond its quota, then the largest holder's.
 
         The quota is for sharing a server between clients: stdio and in-process servers have one client
-        ("local"), which may use every session (an agent running 64 samples at once must not evict its own)."""
+        ("local"), which may use every session (an agent running 64 samples at once must not evict its own).
+        The storage counts and evicts in one step, so replicas sharing it hold each client to one quota."""
         session_id = "s_" + secrets.token_urlsafe(18)
-        with self._quota_lock:
-            owned = self._owned.setdefault(client, OrderedDict())
-            while client != LOCAL_CLIENT and len(owned) >= self.limits.max_sessions_per_client:
-                self._evict(owned)
-            live = set(self.storage.session_ids())
-            for sessions in self._owned.values():
-                for stale in [s for s in sessions if s not in live]:
-                    del sessions[stale]
-            largest = max(self._owned.values(), key=len)
-            if len(live) >= self.limits.max_sessions and largest:
-                self._evict(largest)
-            self.storage.create_session(session_id, self.limits.max_sessions, self.limits.idle_timeout)
-            owned[session_id] = None
+        per_client = None if client == LOCAL_CLIENT else self.limits.max_sessions_per_client
+        self.storage.create_session(session_id, client,
+                                    Quota(self.limits.max_sessions, per_client, self.limits.idle_timeout))
         return session_id
 
-    def _evict(self, owned: OrderedDict[str, None]) -> None:
-        """Close a client's least recently used session (one that already expired counts as closed)."""
-        oldest, _ = owned.popitem(last=False)
-        with contextlib.suppress(Refused):
-            self.storage.drop_session(oldest)
+    def open_session(self, client: str, name: str, im: Image.Image, source: str) -> tuple[str, ImageRecord]:
+        """A new session holding its first image, or no session at all when the image is refused."""
+        _check_input_name(name)
+        session_id = self.create_session(client)
+        try:
+            return session_id, self.add_input(session_id, name, im, source)
+        except SessionGone:  # other opens evicted it first: say why, not "call open_session first"
+            raise SessionGone("session", "the new session was evicted before its first image was stored: more "
+                              "sessions were opened at once than the quotas allow (max_sessions_per_client "
+                              f"{self.limits.max_sessions_per_client}, max_sessions {self.limits.max_sessions}); "
+                              "open fewer at once") from None
+        except ToolInputError:
+            with contextlib.suppress(SessionGone):  # evicted meanwhile: the image's own error is the one to see
+                self.close_session(session_id)
+            raise
 
     def _squeeze(self, reserved: int) -> None:
         """Work in flight shares the memory budget: the storage keeps fewer pixels in RAM meanwhile."""
@@ -81,11 +78,7 @@ class Registry:
 
     def _touch(self, session_id: str) -> None:
         with self._rules(session_id):
-            self.storage.touch(session_id, self.limits.idle_timeout)
-        with self._quota_lock:
-            for owned in self._owned.values():
-                if session_id in owned:
-                    owned.move_to_end(session_id)  # so quotas evict a client's least recently used session
+            self.storage.touch(session_id, self.limits.idle_timeout)  # quotas evict the least recently used
 
     def _rules(self, session_id: str, image_id: str = ""):
         return _refusals(self.limits, session_id, image_id)
@@ -112,9 +105,7 @@ class Registry:
             return self.storage.pixels(session_id, image_id)
 
     def add_input(self, session_id: str, name: str, im: Image.Image, source: str) -> ImageRecord:
-        if not INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
-            raise ToolInputError("name", f"{name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
-                                 "starting with a letter, and not img_NNN (reserved for tool outputs)")
+        _check_input_name(name)
         return self._store(session_id, name, im, "input", {"source": source}, ())
 
     def add_output(self, session_id: str, im: Image.Image, operation: str, arguments: dict[str, Any],
@@ -147,6 +138,12 @@ class Registry:
         self.storage.remove_spill()
 
 
+def _check_input_name(name: str) -> None:
+    if not INPUT_NAME.match(name) or OUTPUT_NAME.match(name):
+        raise ToolInputError("name", f"{name!r} is not allowed; use 1-64 letters, digits, '_', '-' or '.', "
+                             "starting with a letter, and not img_NNN (reserved for tool outputs)")
+
+
 @contextmanager
 def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
     """Turn a storage's refusal into the error a caller reads: the wording of every rule lives here."""
@@ -154,7 +151,7 @@ def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
         yield
     except Refused as exc:
         if exc.reason == "session":
-            raise ToolInputError("session", f"unknown, closed or expired session {session_id!r} (sessions "
+            raise SessionGone("session", f"unknown, closed or expired session {session_id!r} (sessions "
                                  f"idle for {limits.idle_timeout:g} s are dropped); call open_session first") from None
         if exc.reason == "exists":
             raise ToolInputError("name", f"{image_id!r} already exists in this session; images are never "

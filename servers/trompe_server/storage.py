@@ -26,6 +26,15 @@ class Bounds:
     idle_timeout: float
 
 
+@dataclass(frozen=True)
+class Quota:
+    """How many sessions may live when one is opened: server-wide, and for the opening client."""
+
+    max_sessions: int
+    per_client: int | None  # None: this client is not held to a quota (the one client of stdio/in-process)
+    idle_timeout: float
+
+
 class Refused(Exception):
     """The storage declined a change; `reason` is 'session', 'exists', 'max_images' or 'max_session_bytes'."""
 
@@ -37,8 +46,12 @@ class Refused(Exception):
 class Storage(Protocol):
     """Sessions of immutable images; every method raises Refused('session') for an unknown or idle session."""
 
-    def create_session(self, session_id: str, max_sessions: int, idle_timeout: float) -> None:
-        """Drop idle sessions, evict the least recently used beyond max_sessions - 1, then add this one."""
+    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
+        """Add this session as `client`'s, in one step with the evictions that make room for it.
+
+        Idle sessions are dropped first; then, beyond quota.per_client, the client's own least recently
+        used sessions; then, beyond quota.max_sessions, the least recently used session of the clients
+        holding the most. Owners live with the sessions, so every replica of a shared storage counts alike."""
 
     def touch(self, session_id: str, idle_timeout: float) -> None:
         """Mark the session used now."""

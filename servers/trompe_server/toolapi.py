@@ -14,9 +14,10 @@ from .errors import LimitError, ToolInputError
 from .registry import Registry
 
 ImageId = Annotated[str, Field(description="id of an image in this session, e.g. 'original' or 'img_002'")]
-Box = Annotated[list[float], Field(min_length=4, max_length=4,
-                                   description="[x0, y0, x1, y1] in pixels of the referenced image, x0<x1, y0<y1")]
-Point = Annotated[list[float], Field(min_length=2, max_length=2, description="[x, y] in pixels")]
+Finite = Annotated[float, Field(allow_inf_nan=False)]  # "NaN", "inf" or "1e309" sent as text are refused too
+Box = Annotated[list[Finite], Field(min_length=4, max_length=4,
+                                    description="[x0, y0, x1, y1] in pixels of the referenced image, x0<x1, y0<y1")]
+Point = Annotated[list[Finite], Field(min_length=2, max_length=2, description="[x, y] in pixels")]
 Color = Annotated[str, Field(description="colour name ('red') or hex ('#ff0000', '#ff000080')")]
 
 
@@ -63,7 +64,7 @@ class ToolContext:
                              "(max_inputs)")
         if image_id not in self.parents:
             self.registry.work.reserve(WORK_FACTOR * self.registry.record(self.session, image_id, argument).nbytes)
-        im = self.registry.load(self.session, image_id, argument)
+        im = self.registry.load(self.session, image_id)  # an unknown id was refused by record(), now or earlier
         if image_id not in self.parents:
             self.parents.append(image_id)
         return im

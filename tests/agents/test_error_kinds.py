@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from test_retry import Sleeps, ask, make
+from test_retry_policy import CASES as ALL_CASES
 from test_vendor_roundtrip import VENDORS
 from trompe_agents.backends.base import BackendError, QuotaExhausted
 from trompe_agents.backends.error_kinds import HINTS, RETRY_KINDS
@@ -17,30 +18,9 @@ from trompe_agents.testing.fake_vendors import ERROR_BODIES
 
 LABEL = {"anthropic": "claude", "openai": "openai", "gemini": "gemini-3"}
 
-# (vendor, fault, error kind, the wait the server asked for: a number, or None for our own backoff)
-CASES = [
-    ("anthropic", "auth", "auth", None), ("openai", "auth", "auth", None), ("gemini", "auth", "auth", None),
-    ("anthropic", "permission", "permission", None), ("openai", "permission", "permission", None),
-    ("gemini", "permission", "permission", None),
-    ("anthropic", "not_found", "not_found", None), ("openai", "not_found", "not_found", None),
-    ("gemini", "not_found", "not_found", None),
-    ("anthropic", "ratelimit", "rate_limit", 0.0), ("openai", "ratelimit", "rate_limit", 0.0),
-    ("gemini", "ratelimit", "rate_limit", 0.0),
-    ("anthropic", "ratelimit_bare", "rate_limit", None), ("openai", "ratelimit_bare", "rate_limit", None),
-    ("gemini", "ratelimit_bare", "rate_limit", None),
-    ("anthropic", "daily_quota", "quota", None), ("openai", "daily_quota", "quota", None),
-    ("gemini", "daily_quota", "quota", None),
-    ("anthropic", "monthly_quota", "quota", None), ("openai", "monthly_quota", "credit", None),
-    ("anthropic", "credit_400", "credit", None), ("anthropic", "quota", "credit", None),
-    ("openai", "credit_400", "credit", None), ("openai", "credit_429", "credit", None),
-    ("gemini", "credit_429", "credit", None), ("gemini", "quota", "quota", None),
-    ("anthropic", "overloaded", "overloaded", None), ("openai", "overloaded", "overloaded", None),
-    ("gemini", "overloaded", "overloaded", None),
-    ("anthropic", "server_error", "server", None), ("openai", "server_error", "server", None),
-    ("gemini", "server_error", "server", None),
-    ("anthropic", "bad_request", "invalid_request", None), ("openai", "bad_request", "invalid_request", None),
-    ("gemini", "bad_request", "invalid_request", None),
-]
+# (vendor, fault, error kind, the wait the server asked for: a number, or None for our own backoff); the table is
+# shared with the in-memory test_retry_policy.py; a wait beyond the retry cap is tested there
+CASES = [case for case in ALL_CASES if case[1] != "slowdown"]
 
 
 @pytest.mark.parametrize(("vendor", "fault", "kind", "asked"), CASES, ids=[f"{v}-{f}" for v, f, _, _ in CASES])

@@ -165,6 +165,18 @@ def test_a_run_stores_each_distinct_image_once_and_every_trace_still_shows_it(tm
     assert os.stat(store / next(store.iterdir()).name).st_nlink == 4  # one file, linked from three traces
 
 
+def test_a_shortened_store_file_is_rewritten_whole(tmp_path):
+    """A power cut after the rename can leave a short file under the content name: the next trace repairs it."""
+    store = tmp_path / "traces" / ".images"
+    image = ImagePart("original", drawing(64, 48))
+    Trace(tmp_path / "traces" / "s1", store=store).message("main", Message("user", [TextPart("q"), image]))
+    stored = next(store.iterdir())
+    stored.write_bytes(image.data[:10])
+    Trace(tmp_path / "traces" / "s2", store=store).message("main", Message("user", [TextPart("q"), image]))
+    assert (tmp_path / "traces" / "s2" / "images" / "original.png").read_bytes() == image.data
+    assert [p.name for p in store.iterdir()] == [stored.name]  # no temp file left beside it
+
+
 def test_the_text_trace_shows_cache_tokens_and_the_images_not_re_sent(tmp_path):
     from trompe_agents.messages import Turn, Usage
     from trompe_agents.trace import render_text

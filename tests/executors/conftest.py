@@ -49,19 +49,25 @@ def comparable(out: Path) -> list[dict]:
     return sorted(({k: v for k, v in r.items() if k not in TIMING} for r in rows), key=lambda r: r["id"])
 
 
-def run_cli(probe_dir: Path, out: Path, *extra: str, model: str = "scripted:slow_line_then_yes") -> subprocess.Popen:
-    """`illusion-agent run` with a scripted model (by default 0.25 s per turn, so a kill lands mid-run).
+def run_cli(probe_dir: Path, out: Path, *extra: str, model: str = "scripted:gated_line_then_yes") -> subprocess.Popen:
+    """`illusion-agent run` with a scripted model (by default one that hangs after three answers until `gate(out)`
+    exists, so a kill lands mid-run however slow the machine is).
 
     Its temp dir is beside `out`: a process killed with SIGKILL cannot remove its spill folder.
     """
     tmp = out.parent / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPTED), os.environ.get("PYTHONPATH", "")]),
-           "TMPDIR": str(tmp)}
+           "TMPDIR": str(tmp), "TROMPE_TEST_GATE": str(gate(out))}
     cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
            "--model", model, "run", "--dataset", str(probe_dir), "--task", "1",
            "--out", str(out), "--concurrency", "2", "--no-progress", *extra]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def gate(out: Path) -> Path:
+    """The file that lets the gated scripted model answer past its third answer (touch it before a resume)."""
+    return out.parent / "gate"
 
 
 def result_lines(out: Path) -> list[str]:

@@ -23,6 +23,9 @@ from trompe_agents.toolclient import ToolClient  # noqa: E402
 from conftest import SCRIPTED, comparable, result_lines, run_cli, spec_for  # noqa: E402
 
 
+SLOW = "scripted:slow_line_then_yes"  # Ray's actors do not see the driver's TROMPE_TEST_GATE: no gated model here
+
+
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory):
     """A local Ray instance; its workers find `scripted` on PYTHONPATH and keep their temp files in pytest's."""
@@ -76,7 +79,7 @@ async def test_a_killed_worker_s_tasks_are_retried(ray_cluster, probes, tmp_path
 def test_driver_killed_with_sigkill_resumes(ray_cluster, probe_dir, probes, tmp_path):
     out = tmp_path / "run"
     flags = ("--executor", "ray", "--ray-address", ray_cluster, "--workers", "2")
-    proc = run_cli(probe_dir, out, *flags)
+    proc = run_cli(probe_dir, out, *flags, model=SLOW)
     deadline = time.monotonic() + 180
     while len(result_lines(out)) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -85,7 +88,7 @@ def test_driver_killed_with_sigkill_resumes(ray_cluster, probe_dir, probes, tmp_
     before = [json.loads(line) for line in result_lines(out)]
     assert 2 <= len(before) < len(probes), "the kill should land mid-run"
 
-    proc = run_cli(probe_dir, out, *flags)
+    proc = run_cli(probe_dir, out, *flags, model=SLOW)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr.decode()
     after = [json.loads(line) for line in result_lines(out)]

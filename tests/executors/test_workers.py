@@ -11,7 +11,7 @@ from trompe_agents.executors import create_executor
 from trompe_agents.illusion.runner import read_meta
 from trompe_agents.trace import read_events
 
-from conftest import comparable, result_lines, run_cli, spec_for
+from conftest import comparable, gate, result_lines, run_cli, spec_for
 
 
 def finished(proc) -> str:
@@ -68,6 +68,7 @@ def test_driver_killed_with_sigkill_takes_its_workers_and_resumes(probe_dir, pro
     assert 2 <= len(before) < len(probes), "the kill should land mid-run"
     assert workers and not wait_gone(workers), "worker processes outlived the killed driver"
 
+    gate(out).touch()
     finished(run_cli(probe_dir, out, "--workers", "2"))
     after = [json.loads(line) for line in result_lines(out)]
     assert sorted(r["id"] for r in after) == sorted(s.id for s in probes)  # each sample exactly once

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from pathlib import Path
 
+from trompe_agents.backends.base import BackendError
 from trompe_agents.backends.function import tool_call
 
 LINE = {"image": "original", "start": [0, 5], "end": [40, 5], "color": "#ff0000", "width": 1}
@@ -25,17 +27,18 @@ async def slow_line_then_yes(messages, tools):
     return line_then_yes(messages, tools)
 
 
-_answered = 0  # final answers this process has given (gated_line_then_yes)
-
-
 async def gated_line_then_yes(messages, tools):
     """As line_then_yes, but after three answers every further one hangs until the process is killed, unless
-    the file named by TROMPE_TEST_GATE exists: a kill then lands mid-run however slow the machine is."""
-    global _answered
-    if messages[-1].role != "user" and _answered >= 3 and not Path(os.environ["TROMPE_TEST_GATE"]).exists():
+    the file named by TROMPE_TEST_GATE exists: a kill then lands mid-run however slow the machine is. Answers are
+    counted in a folder beside the gate, so worker processes share the count (two racing may give a fourth)."""
+    gate = Path(os.environ["TROMPE_TEST_GATE"])
+    given = gate.parent / f"{gate.name}.answers"
+    given.mkdir(exist_ok=True)
+    if messages[-1].role != "user" and len(list(given.iterdir())) >= 3 and not gate.exists():
         await asyncio.Event().wait()
     reply = line_then_yes(messages, tools)
-    _answered += isinstance(reply, dict)
+    if isinstance(reply, dict):
+        (given / uuid.uuid4().hex).touch()
     return reply
 
 
@@ -47,6 +50,11 @@ def crops_forever_unless_rescue(messages, tools):
             return tool_call("crop", image="img_003", box=[0, 0, 8, 8])
         return {"reasons": "rescued", "answer": "no"}
     return tool_call("crop", image="original", box=[0, 0, 16, 16])
+
+
+def wrong_key(messages, tools):
+    """Fails as a vendor does on a bad key (the same error on every sample: runs stop early)."""
+    raise BackendError("vendor at http://127.0.0.1: m: auth: 401 authentication_error: invalid x-api-key", "auth")
 
 
 def never_valid(messages, tools):

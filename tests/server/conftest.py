@@ -1,4 +1,4 @@
-"""Server-test fixtures: apps with the test plugin, and the README's plugin installed as a distribution."""
+"""Server-test fixtures: apps with the test plugin, the README's plugin installed as a distribution, a Redis."""
 
 from __future__ import annotations
 
@@ -6,7 +6,25 @@ from pathlib import Path
 
 import pytest
 
+from rediskit import RedisServer
 from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin, install_distribution
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    """One real redis-server for a test module (test_redis_replicas.py starts one per test, to stop it)."""
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """A fresh, empty database for each test."""
+    with redis_server.client() as client:
+        client.flushall()
+    return redis_server.url
 
 
 @pytest.fixture

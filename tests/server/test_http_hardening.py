@@ -173,3 +173,29 @@ def test_running_out_of_descriptors_in_accept_is_one_line_not_a_crash(capsys, co
                           "exception": OSError(code, "Too many open files")})
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "refusing connections for now: Too many open files" in err
+
+
+async def test_connections_to_the_listening_socket_send_small_replies_at_once():
+    """Without TCP_NODELAY on accepted connections, every small reply (headers, then body) waited ~40 ms for the
+    client's delayed ACK: asyncio sets it only where the listening socket names IPPROTO_TCP, as bind()'s must."""
+    import asyncio
+
+    from trompe_server.http import bind
+
+    sock = bind("127.0.0.1", 0)
+    accepted: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    class Accept(asyncio.Protocol):
+        def connection_made(self, transport) -> None:
+            accepted.set_result(transport)
+
+    server = await asyncio.get_running_loop().create_server(Accept, sock=sock)  # as uvicorn serves sockets=[sock]
+    try:
+        _, writer = await asyncio.open_connection(*sock.getsockname())
+        transport = await accepted
+        assert transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        writer.close()
+        transport.close()
+    finally:
+        server.close()
+        await server.wait_closed()

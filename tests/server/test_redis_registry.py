@@ -17,24 +17,7 @@ from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
 
 from imagekit import data_url, gradient, result_image
-from rediskit import RedisServer
 from serverkit import same_pixels
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("redis"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def redis_url(redis_server):
-    """A fresh, empty database for each test."""
-    with redis_server.client() as client:
-        client.flushall()
-    return redis_server.url
 
 
 @pytest.fixture(params=["memory", "redis"])

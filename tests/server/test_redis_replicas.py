@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
+import threading
+from collections import Counter
 
 import httpx2
 import pytest
@@ -44,8 +46,10 @@ def replicas(redis_server, tmp_path):
 
 
 @contextlib.asynccontextmanager
-async def connect(url: str):
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=120)) as http:
+async def connect(url: str, token: str | None = None):
+    """The official MCP client; a bearer `token` makes the caller a client of its own for the quotas."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             yield client
 
@@ -93,6 +97,68 @@ async def test_limits_hold_across_replicas(replicas):
         await open_with(a)  # a third live session: the least recently used one (the first) is evicted
         gone = await b.call_tool("list_images", {"session": session})
         assert gone.is_error and "unknown, closed or expired session" in gone.content[0].text
+
+
+async def still_open(clients, sessions) -> list[str]:
+    """The sessions list_images still answers for, asking the clients in turn (so each replica is asked)."""
+    answers = [await clients[i % len(clients)].call_tool("list_images", {"session": s})
+               for i, s in enumerate(sessions)]
+    for session, answer in zip(sessions, answers):  # the one error allowed is the documented one
+        assert not answer.is_error or f"unknown, closed or expired session {session!r}" in answer.content[0].text
+    return [s for s, answer in zip(sessions, answers) if not answer.is_error]
+
+
+def holders(redis_server) -> list[int]:
+    """How many live sessions each client holds, as Redis records them, fewest first."""
+    with redis_server.client() as db:
+        assert db.hlen("trompe:owners") == db.zcard("trompe:sessions")  # every live session has its owner
+        return sorted(Counter(db.hvals("trompe:owners")).values())
+
+
+async def test_a_clients_quota_is_one_across_replicas(replicas, redis_server):
+    a_url, b_url = replicas("--max-sessions-per-client", "3")
+    async with connect(a_url, "alice") as on_a, connect(b_url, "alice") as on_b, connect(b_url, "bob") as bob:
+        bobs = [await open_with(bob) for _ in range(2)]
+        first, second, third = [await open_with(on_a) for _ in range(3)]
+        assert not (await crop(on_b, first, 0)).is_error  # now `second` is alice's least recently used
+        fourth = await open_with(on_b)  # one over her quota, through the other replica
+        for client in (on_a, on_b):
+            assert await still_open([client], [first, second, third, fourth]) == [first, third, fourth]
+        assert await image_ids(on_a, first) == ["original", "img_001"]
+        assert await still_open([bob], bobs) == bobs  # another client is unaffected
+        assert holders(redis_server) == [2, 3]
+
+
+async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(replicas, redis_server):
+    quota = 3
+    a_url, b_url = replicas("--max-sessions-per-client", str(quota))
+    finished, counts = threading.Event(), []
+
+    def watch() -> None:  # live sessions as Redis holds them, read over and over while the opens run
+        with redis_server.client() as db:
+            while True:
+                counts.append(db.zcard("trompe:sessions"))
+                if finished.is_set():
+                    return
+
+    async with connect(a_url, "alice") as on_a, connect(b_url, "alice") as on_b, connect(a_url, "bob") as bob:
+        bobs = await open_with(bob)
+        source = {"source": data_url(gradient())}
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            results = await asyncio.gather(*((on_a if i % 2 else on_b).call_tool("open_session", source)
+                                             for i in range(24)))
+        finally:
+            finished.set()
+            watcher.join()
+        assert counts and max(counts) <= quota + 1 and counts[-1] == quota + 1
+        opened = [r.structured_content["session"] for r in results if not r.is_error]
+        for refused in (r.content[0].text for r in results if r.is_error):  # evicted by the others at once
+            assert "the new session was evicted before its first image was stored" in refused
+        assert len(await still_open([on_a, on_b], opened)) == quota
+        assert await still_open([bob], [bobs]) == [bobs]
+        assert holders(redis_server) == [1, quota]
 
 
 async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):

@@ -1,8 +1,10 @@
 """Property: whatever several clients open, use and close, the session quotas hold and evictions are fair.
 
 A second angle on the rules test_limits.py and test_http_hardening.py check one case each of: a client's own
-least recently used session goes first, no client is pushed out by another that holds fewer sessions, and
-nothing disappears except by eviction at an open or by an explicit close.
+least recently used session goes first, no client is pushed out by another that holds fewer sessions, a
+session is evicted exactly when a quota is reached (a closed one no longer counts), and nothing disappears
+except by eviction at an open or by an explicit close. On Redis every step goes through either of two
+registries with their own connections, as replicas behind a load balancer would, and the quotas are one.
 """
 
 from __future__ import annotations
@@ -10,31 +12,54 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from imagekit import gradient
 from trompe_server.errors import ToolInputError
 from trompe_server.limits import Limits
+from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
 
 CLIENTS = ["a", "b", "c"]
 MAX_SESSIONS, PER_CLIENT = 4, 2
+LIMITS = Limits(max_sessions=MAX_SESSIONS, max_sessions_per_client=PER_CLIENT)
 pick = st.integers(0, 50)
-step = st.one_of(st.tuples(st.just("open"), st.sampled_from(CLIENTS)),
-                 st.tuples(st.just("use"), pick), st.tuples(st.just("close"), pick))
+via = st.integers(0, 1)  # which of the two registries (replicas) a step goes through
+step = st.one_of(st.tuples(st.just("open"), st.sampled_from(CLIENTS), via),
+                 st.tuples(st.just("use"), pick, via), st.tuples(st.just("close"), pick, via))
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(step, max_size=25))
-@example([("open", "a"), ("open", "b"), ("open", "b"), ("open", "c"), ("open", "c")])  # full: b, not a, pays
-def test_quotas_hold_and_evictions_are_fair(steps):
-    registry = Registry(Limits(max_sessions=MAX_SESSIONS, max_sessions_per_client=PER_CLIENT))
+@pytest.fixture(params=["memory", "redis"])
+def make_replicas(request):
+    """A fresh pair of registries per example: one object twice in memory, two replicas' own storages on Redis."""
+    if request.param == "memory":
+        def memory() -> list[Registry]:
+            registry = Registry(LIMITS)
+            return [registry, registry]
+        return memory
+    url, prefixes = request.getfixturevalue("redis_url"), itertools.count()
+
+    def shared() -> list[Registry]:
+        prefix = f"quotas{next(prefixes)}"  # an empty registry for each example
+        return [Registry(LIMITS, RedisStorage(url, LIMITS.memory_budget, prefix)) for _ in range(2)]
+    return shared
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(step, max_size=25))
+@example(steps=[("open", "a", 0), ("open", "b", 1), ("open", "b", 0), ("open", "c", 1),
+                ("open", "c", 0)])  # full: b, not a, pays
+@example(steps=[("open", "a", 0), ("open", "a", 1), ("close", 0, 1), ("open", "a", 1)])  # a closed one is free:
+@example(steps=[("open", "a", 0), ("open", "a", 1), ("close", 1, 1), ("open", "a", 1)])  # (either of the two)
+def test_quotas_hold_and_evictions_are_fair(make_replicas, steps):
+    replicas = make_replicas()
     owner: dict[str, str] = {}  # session -> client
     last_use: dict[str, int] = {}  # session -> when it was last opened or used
     clock = itertools.count()
     try:
-        for kind, arg in steps:
+        for kind, arg, route in steps:
+            registry = replicas[route]
             before = set(registry.session_ids())
             if kind == "open":
                 held = {c: sum(owner[s] == c for s in before) for c in CLIENTS}
@@ -43,7 +68,7 @@ def test_quotas_hold_and_evictions_are_fair(steps):
                 after = set(registry.session_ids())
                 assert session in after
                 evicted = before - after
-                assert len(evicted) <= 1
+                assert len(evicted) == (held[arg] >= PER_CLIENT or len(before) >= MAX_SESSIONS)
                 for gone in evicted:
                     victim = owner[gone]
                     if victim == arg:  # its own: the least recently used one it had
@@ -68,4 +93,5 @@ def test_quotas_hold_and_evictions_are_fair(steps):
             for client in CLIENTS:
                 assert sum(owner[s] == client for s in live) <= PER_CLIENT
     finally:
-        registry.close()
+        for registry in set(replicas):
+            registry.close()

@@ -48,9 +48,15 @@ def status_kind(status: int | None) -> str:
         return "rate_limit"
     if status in (503, 529):
         return "overloaded"
-    if status == 409 or (status or 0) >= 500:
+    if status == 409 or (status is not None and status >= 500):
         return "server"
     return "invalid_request"
+
+
+def why(status: int | None, what: str | None, text: str) -> str:
+    """'429 rate_limit_error: slow down', leaving out what the body did not say (a proxy's page says nothing)."""
+    head = " ".join(str(part) for part in (status, what) if part)
+    return f"{head}: {text}" if text else head
 
 
 def failure(kind: str, reason: str, wait: float | None = None) -> Failure:
@@ -67,13 +73,15 @@ def anthropic_failure(status: int, body: Any, headers: Mapping[str, str] | None)
     kind = status_kind(status)
     if etype == "billing_error" or status == 402 or "credit balance" in text:
         kind = "credit"
-    elif "specified API usage limits" in text:
-        kind = "quota"  # the monthly spend limit a user set; "You will regain access on <date>"
+    elif "specified API usage limits" in text or "monthly spend limit" in text:
+        kind = "quota"  # a monthly spend limit, as a 400 ("You will regain access on <date>") or as a 429
     elif status == 429 and "daily rate limit" in text:
         kind = "quota"
     elif etype == "overloaded_error":
         kind = "overloaded"
-    return failure(kind, f"{status} {etype}: {text}".strip(), retry_after(headers))
+    elif etype == "timeout_error":
+        kind = "timeout"  # documented as 504 timeout_error, which the status alone would call a server error
+    return failure(kind, why(status, etype, text), retry_after(headers))
 
 
 def openai_failure(status: int, code: str | None, etype: str | None, text: str,
@@ -89,29 +97,28 @@ def openai_failure(status: int, code: str | None, etype: str | None, text: str,
         kind = "auth"
     elif code == "model_not_found":
         kind = "not_found"
-    return failure(kind, f"{status} {code or etype}: {text}".strip(), retry_after(headers))
+    return failure(kind, why(status, code or etype, text), retry_after(headers))
 
 
 def gemini_failure(status: int, state: str | None, text: str, details: list[dict[str, Any]],
                    headers: Mapping[str, str] | None) -> Failure:
     """Gemini: a failed per-day quota is a quota even when a retry delay comes with it; bad keys are 400s."""
-    kinds = {str(d.get("@type", "")).rsplit(".", 1)[-1]: d for d in details if isinstance(d, dict)}
+    kinds = {str(d.get("@type")).rpartition(".")[2]: d for d in details if isinstance(d, dict)}  # "RetryInfo", ...
     delay = parse_duration((kinds.get("RetryInfo") or {}).get("retryDelay"))
     violations = (kinds.get("QuotaFailure") or {}).get("violations") or []
-    per_day = any("PerDay" in f"{v.get('quotaId', '')}{v.get('quotaMetric', '')}" for v in violations)
-    reason = str((kinds.get("ErrorInfo") or {}).get("reason", ""))
-    kind = status_kind(status)
-    if reason == "API_KEY_INVALID" or state == "UNAUTHENTICATED":
+    per_day = any("PerDay" in str(v.get("quotaId")) for v in violations)  # metrics are snake_case: ids only
+    kind = status_kind(status)  # google.rpc codes map to one HTTP status each: UNAUTHENTICATED is a 401, ...
+    if (kinds.get("ErrorInfo") or {}).get("reason") == "API_KEY_INVALID":
         kind = "auth"
-    elif state == "PERMISSION_DENIED" or (state == "FAILED_PRECONDITION" and "location" in text):
-        kind = "permission"
+    elif state == "FAILED_PRECONDITION":
+        kind = "permission"  # the region is not served, or its free tier needs billing (troubleshooting table)
     elif status == 429 and "credits are depleted" in text:
         kind = "credit"
     elif status == 429 and (per_day or (violations and delay is None)):
         kind = "quota"
     elif state == "DEADLINE_EXCEEDED":
         kind = "timeout"
-    return failure(kind, f"{status} {state}: {text}", delay if delay is not None else retry_after(headers))
+    return failure(kind, why(status, state, text), delay if delay is not None else retry_after(headers))
 
 
 def transport_failure(exc: BaseException) -> Failure:

@@ -43,7 +43,7 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
 def classify(exc: BaseException) -> Failure | None:
     """OpenAI errors by kind (error_kinds.py); no HTTP answer at all is a transport failure."""
     if isinstance(exc, openai.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
+        body = exc.body if isinstance(exc.body, dict) else {"message": exc.body}  # a server's bare error string
         return openai_failure(exc.status_code, exc.code, getattr(exc, "type", None),
                               str(body.get("message") or exc.message), exc.response.headers)
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts

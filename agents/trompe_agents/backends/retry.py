@@ -61,7 +61,7 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 def parse_duration(text: str | None) -> float | None:
     """A protobuf Duration string ('1s', '0.5s', '1.250s') in seconds; Gemini's RetryInfo.retryDelay uses it."""
-    match = re.fullmatch(r"\s*([0-9.]+)s\s*", text or "")
+    match = re.fullmatch(r"\s*([0-9.]+)s\s*", text) if text else None
     return float(match.group(1)) if match else None
 
 

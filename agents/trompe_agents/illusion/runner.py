@@ -213,7 +213,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
         def stopped() -> dict[str, Any] | None:
             """The shared error when the first STOP_AFTER samples failed alike with a STOP_KINDS error."""
             kinds = {r.get("error_kind") for r in first}
-            if len(first) >= STOP_AFTER and len(kinds) == 1 and kinds <= set(STOP_KINDS):
+            if len(first) >= STOP_AFTER and len(kinds) == 1 and kinds.pop() in STOP_KINDS:
                 return first[-1]
             return None
 
@@ -304,7 +304,7 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
 
 
 def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOptions, total: int,
-               todo: int, order: list[tuple[str, Any]]) -> dict[str, Any]:
+               todo: int, order: list[tuple[str, Any]]) -> None:
     """run.json: what produced the results; each invocation (first run or resume) is appended."""
     path = out / META
     meta = read_json(path) if path.exists() else {"created": _now()}
@@ -323,7 +323,6 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
                  "order": order})
     meta.setdefault("invocations", []).append(invocation)
     write_json_atomic(path, meta)
-    return meta
 
 
 def read_meta(run_dir: Path) -> dict[str, Any]:

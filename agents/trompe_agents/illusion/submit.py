@@ -15,7 +15,7 @@ CODES = {1: {"yes": "1", "no": "0"}, 2: {"A": "0", "B": "1", "C": "2", "D": "3"}
 
 def datacv_code(answer: str | None, task: int) -> str:
     """Task I yes/no -> 1/0, Task II A-D -> 0-3, -1 where there is no answer."""
-    return CODES[task].get(answer or "", "-1")
+    return CODES[task].get(answer, "-1")
 
 
 def datacv_lines(records: list[dict[str, Any]], task: int) -> list[str]:
@@ -37,8 +37,9 @@ def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None
     task = int(meta["task"])
     records = read_results(run_dir)
     for position, (sample_id, index) in enumerate(meta.get("order", [])):
-        records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position, "answer": None})
+        records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position})  # no answer
     path = Path(out) if out else run_dir / f"submission_{fmt}_task{task}.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)  # e.g. a starter kit's folder not made yet
     path.write_text("\n".join(datacv_lines(list(records.values()), task)) + "\n", encoding="utf-8")
     write_model_json(path.parent / MODEL_JSON, meta)
     return path
@@ -52,9 +53,8 @@ def write_model_json(path: Path, meta: dict[str, Any]) -> Path:
 
     Shape as the organisers' code writes it (ziplab/DDP src/task2.py, `model_info`: {"model", "parameters"}).
     """
-    agent = next((i.get("agent") for i in reversed(meta.get("invocations", [])) if i.get("agent")), {}) or {}
-    parameters = {"backend": meta.get("backend"), "task": meta.get("task"), "normalize": meta.get("normalize"),
-                  **{k: v for k, v in agent.items() if k not in ("prompts", "task", "normalize")}}
+    agent = next((i["agent"] for i in reversed(meta.get("invocations", [])) if i.get("agent")), {})
+    parameters = {"backend": meta.get("backend"), **{k: v for k, v in agent.items() if k != "prompts"}}
     path.write_text(json.dumps({"model": meta.get("model"), "parameters": parameters}, indent=2) + "\n",
                     encoding="utf-8")
     return path

@@ -34,10 +34,13 @@ Faults by model name (Gemini: from the URL path; others: the body's "model"), ch
 order). Every vendor speaks these, each in its own documented or publicly reported error body (`ERROR_BODIES`,
 sources cited there): auth, permission, not_found, ratelimit (with retry-after / retry delay 0), ratelimit_bare
 (none), daily_quota, monthly_quota, credit_400, credit_429, quota, overloaded, server_error, bad_request,
-slowdown (429 asking for a 3600 s wait), temperature. A fault a vendor has no body for is a readable 500.
+slowdown (429 asking for a 3600 s wait), temperature; some only one vendor has: timeout (504: Anthropic, Gemini),
+location (Gemini), monthly_spend_429 (Anthropic), not_found_400 (OpenAI). A fault a vendor has no body for is a
+readable 500.
 A model named "fault-<fault>" (e.g. "fault-auth") gets that fault on every request. `latency=0.05` delays every
 reply (for benchmarks). `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url`
-is the bare server address. Use it as a context manager, or call `close()`.
+is the bare server address; `.transport()` gives the same answers in memory, for an SDK client built with an
+`http_client` (fast tests). Use it as a context manager, or call `close()`.
 """
 
 from __future__ import annotations
@@ -140,7 +143,8 @@ class FakeVendor:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever notices shutdown() only between polls: the default 0.5 s poll made every close() cost 0.5 s
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.01,), daemon=True)
         self._thread.start()
 
     @property
@@ -160,6 +164,17 @@ class FakeVendor:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+    def transport(self) -> Any:
+        """The same answers in memory: an httpx2 transport for an SDK client's `http_client` (no socket, fast)."""
+        import httpx2  # the SDKs' HTTP client; imported here so the loopback server does not need it
+
+        def answer(request: Any) -> Any:
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            status, extra, payload = self.handle(request.url.path, headers, json.loads(request.content or b"{}"))
+            return httpx2.Response(status, headers=extra, json=payload)
+
+        return httpx2.MockTransport(answer)
 
     def __enter__(self) -> FakeVendor:
         return self
@@ -378,6 +393,9 @@ ERROR_BODIES: dict[str, dict[str, Callable[[], Error]]] = {
         "monthly_quota": lambda: _anthropic_error(
             400, "invalid_request_error",
             "You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."),
+        # a monthly spend limit as a 429: NousResearch/hermes-agent#91106
+        "monthly_spend_429": lambda: _anthropic_error(
+            429, "rate_limit_error", "This request would exceed your account's monthly spend limit."),
         # no credit, reported as a 400: anthropics/claude-code#4684, anthropics/claude-quickstarts#229
         "credit_400": lambda: _anthropic_error(
             400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go "
@@ -385,6 +403,7 @@ ERROR_BODIES: dict[str, dict[str, Callable[[], Error]]] = {
         "quota": lambda: _anthropic_error(
             402, "billing_error", "Your credit balance is too low to access the Anthropic API."),
         "overloaded": lambda: _anthropic_error(529, "overloaded_error", "Overloaded"),
+        "timeout": lambda: _anthropic_error(504, "timeout_error", "Request timed out while processing"),  # documented
         "server_error": lambda: _anthropic_error(500, "api_error", "Internal server error"),
         "bad_request": lambda: _anthropic_error(400, "invalid_request_error",
                                                 "messages: at least one message is required"),
@@ -402,6 +421,9 @@ ERROR_BODIES: dict[str, dict[str, Callable[[], Error]]] = {
         "not_found": lambda: _openai_error(
             404, "The model `gpt-nonexistent` does not exist or you do not have access to it.",
             "invalid_request_error", "model_not_found"),
+        # an unknown model as a 400: skorokithakis/sysaidmin#9
+        "not_found_400": lambda: _openai_error(400, "The requested model 'gpt-4-1106-preview' does not exist.",
+                                               "invalid_request_error", "model_not_found"),
         "ratelimit": lambda: _openai_error(429, "Rate limit reached", "requests", "rate_limit_exceeded",
                                            {"retry-after": "0"}),
         # reported without retry-after (a per-minute limit): mmz-001/knowledge_gpt#5 shape, current wording
@@ -463,6 +485,12 @@ ERROR_BODIES: dict[str, dict[str, Callable[[], Error]]] = {
             _quota_failure("GenerateRequestsPerDayPerProjectPerModel-FreeTier")]),
         # reported: google-gemini/gemini-cli#5191
         "overloaded": lambda: _gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+        # documented in the troubleshooting table (504 DEADLINE_EXCEEDED; 400 FAILED_PRECONDITION for a region);
+        # the region message as reported: google-gemini/gemini-cli#1614
+        "timeout": lambda: _gemini_error(504, "DEADLINE_EXCEEDED",
+                                         "The service is unable to finish processing within the deadline."),
+        "location": lambda: _gemini_error(400, "FAILED_PRECONDITION",
+                                          "User location is not supported for the API use."),
         "server_error": lambda: _gemini_error(500, "INTERNAL", "An internal error has occurred."),
         "bad_request": lambda: _gemini_error(400, "INVALID_ARGUMENT", "messages: at least one message is required"),
         "slowdown": lambda: _gemini_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted", [
