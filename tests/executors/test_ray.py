@@ -20,20 +20,24 @@ from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
 from trompe_agents.illusion.runner import RunOptions, read_meta, run_samples  # noqa: E402
 from trompe_agents.toolclient import ToolClient  # noqa: E402
 
-from conftest import SCRIPTED, comparable, result_lines, run_cli, spec_for  # noqa: E402
-
-
-SLOW = "scripted:slow_line_then_yes"  # Ray's actors do not see the driver's TROMPE_TEST_GATE: no gated model here
+from conftest import SCRIPTED, comparable, gate, result_lines, run_cli, spec_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory):
+def gated_run(tmp_path_factory):
+    """The run folder whose gate the cluster's actors watch: they see Ray's environment, not the driver's."""
+    return tmp_path_factory.mktemp("ray-gated") / "run"
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory, gated_run):
     """A local Ray instance; its workers find `scripted` on PYTHONPATH and keep their temp files in pytest's."""
     root = tmp_path_factory.mktemp("ray")
     sessions = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # Ray's socket paths must stay under 108 bytes
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
         mp.setenv("TMPDIR", str(root))  # where workers killed on purpose leave their spill folders
+        mp.setenv("TROMPE_TEST_GATE", str(gate(gated_run)))  # the gated model's actors hang until it exists
         context = ray.init(num_cpus=2, include_dashboard=False, _temp_dir=sessions, logging_level="WARNING")
     try:
         yield context.address_info["gcs_address"]
@@ -76,10 +80,10 @@ async def test_a_killed_worker_s_tasks_are_retried(ray_cluster, probes, tmp_path
     assert len(result_lines(out)) == len(probes)
 
 
-def test_driver_killed_with_sigkill_resumes(ray_cluster, probe_dir, probes, tmp_path):
-    out = tmp_path / "run"
+def test_driver_killed_with_sigkill_resumes(ray_cluster, gated_run, probe_dir, probes):
+    out = gated_run
     flags = ("--executor", "ray", "--ray-address", ray_cluster, "--workers", "2")
-    proc = run_cli(probe_dir, out, *flags, model=SLOW)
+    proc = run_cli(probe_dir, out, *flags)  # the gated model: after three answers the actors wait for the gate
     deadline = time.monotonic() + 180
     while len(result_lines(out)) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -88,7 +92,8 @@ def test_driver_killed_with_sigkill_resumes(ray_cluster, probe_dir, probes, tmp_
     before = [json.loads(line) for line in result_lines(out)]
     assert 2 <= len(before) < len(probes), "the kill should land mid-run"
 
-    proc = run_cli(probe_dir, out, *flags, model=SLOW)
+    gate(out).touch()
+    proc = run_cli(probe_dir, out, *flags)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr.decode()
     after = [json.loads(line) for line in result_lines(out)]
