@@ -28,7 +28,7 @@ ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read 
 
 # group: (modules to mutate, relative to the import root; the tests that guard them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
-    "registry": (["trompe_server/registry.py"],
+    "registry": (["trompe_server/registry.py", "trompe_server/memory_storage.py"],
                  ["tests/server/test_session_tools.py", "tests/server/test_limits.py",
                   "tests/server/test_concurrency.py", "tests/server/test_session_quotas.py",
                   "tests/server/test_admission.py", "tests/server/test_redis_registry.py",

@@ -7,12 +7,15 @@ from dataclasses import fields
 from pathlib import Path
 
 import anyio
+import numpy as np
 import pytest
 from mcp import Client
+from PIL import Image
 
 from imagekit import data_url, gradient
 from serverkit import same_pixels
 from trompe_server.cli import build_parser, config_from_args
+from trompe_server.errors import LimitError, ToolInputError
 from trompe_server.limits import GiB, MiB, Limits, format_limit
 DOC = Path(__file__).parents[2] / "docs" / "server.md"
 
@@ -166,3 +169,41 @@ def test_every_limit_is_documented_with_its_default():
         row = rows[f.name.replace("_", "-")]
         assert f"TROMPE_{f.name.upper()}" in row
         assert f"| {format_limit(getattr(Limits(), f.name))} |" in row, (f.name, row)
+
+
+def test_spilled_images_of_sessions_with_the_same_ids_keep_their_own_pixels(make_app):
+    """Every session has an img_001: spilled to disk side by side, each must come back as its own."""
+    registry = make_app(Limits(memory_budget=1)).registry  # everything spills at once
+    pictures = {shade: Image.new("RGB", (40, 30), (shade, 255 - shade, 7)) for shade in (10, 200)}
+    sessions = {}
+    for shade, im in pictures.items():
+        session, _ = registry.open_session("local", "original", im, f"{shade}.png")
+        registry.add_output(session, im.transpose(Image.Transpose.FLIP_LEFT_RIGHT), "flip", {}, ("original",))
+        sessions[shade] = session
+    assert registry.bytes_in_memory == 0
+    for shade, session in sessions.items():
+        assert same_pixels(registry.load(session, "original"), pictures[shade])
+        assert registry.record(session, "original").arguments == {"source": f"{shade}.png"}
+
+
+def test_an_image_larger_than_a_spill_band_comes_back_exact(make_app):
+    """Spill files are written and read in bands of about 8 MiB: a 9 MB image crosses a band boundary."""
+    registry = make_app(Limits(memory_budget=1)).registry
+    noise = Image.fromarray(np.random.default_rng(1).integers(0, 256, (1500, 2000, 3), dtype=np.uint8))
+    session, _ = registry.open_session("local", "original", noise, "noise.png")
+    assert registry.bytes_in_memory == 0
+    assert same_pixels(registry.load(session, "original"), noise)
+
+
+def test_a_refused_first_image_leaves_no_session_behind(make_app):
+    registry = make_app(Limits(max_pixels=100)).registry
+    with pytest.raises(LimitError, match="max_pixels"):
+        registry.open_session("local", "original", gradient(), "big.png")
+    assert registry.storage.session_ids() == []
+
+
+def test_an_unknown_image_in_an_empty_session_says_it_has_none(make_app):
+    registry = make_app().registry
+    session = registry.create_session()
+    with pytest.raises(ToolInputError, match=r"^image: unknown image 'img_009'; this session has: none$"):
+        registry.record(session, "img_009")
