@@ -61,9 +61,8 @@ async def timed(samples, url: str, vendor: int, executor_name: str, workers: int
 
     def finish(_record) -> None:
         finished.append(time.perf_counter())
-        cpu[1:] = [(*cpu_times(), process_cpu_seconds(vendor))]
-        if len(cpu) == 1:
-            cpu.append(cpu[0])
+        reading = (*cpu_times(), process_cpu_seconds(vendor))
+        cpu[:] = [cpu[0] if cpu else reading, reading]
 
     spec = WorkerSpec(backend="gemini", config=CONFIG, out=out,
                       options=BackendOptions(model="gemini-3-flash-preview", base_url=url, api_key="bench"))
