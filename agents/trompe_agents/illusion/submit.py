@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..statefiles import write_atomic
 from .runner import read_meta, read_results
 from .stats import has_answer
 
@@ -40,7 +41,7 @@ def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None
         records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position})  # no answer
     path = Path(out) if out else run_dir / f"submission_{fmt}_task{task}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)  # e.g. a starter kit's folder not made yet
-    path.write_text("\n".join(datacv_lines(list(records.values()), task)) + "\n", encoding="utf-8")
+    write_atomic(path, "\n".join(datacv_lines(list(records.values()), task)) + "\n")  # a kill leaves old or new
     write_model_json(path.parent / MODEL_JSON, meta)
     return path
 
@@ -55,6 +56,5 @@ def write_model_json(path: Path, meta: dict[str, Any]) -> Path:
     """
     agent = next((i["agent"] for i in reversed(meta.get("invocations", [])) if i.get("agent")), {})
     parameters = {"backend": meta.get("backend"), **{k: v for k, v in agent.items() if k != "prompts"}}
-    path.write_text(json.dumps({"model": meta.get("model"), "parameters": parameters}, indent=2) + "\n",
-                    encoding="utf-8")
+    write_atomic(path, json.dumps({"model": meta.get("model"), "parameters": parameters}, indent=2) + "\n")
     return path
