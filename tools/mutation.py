@@ -32,6 +32,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  ["tests/server/test_session_tools.py", "tests/server/test_limits.py",
                   "tests/server/test_concurrency.py", "tests/server/test_session_quotas.py",
                   "tests/server/test_admission.py", "tests/server/test_redis_registry.py",
+                  "tests/server/test_registry_races.py", "tests/server/test_spill.py",
                   "tests/plugins/test_draw_images.py"]),
     "arguments": (["trompe_server/toolapi.py", "trompe_server/argcheck.py"],
                   ["tests/server/test_inputs.py", "tests/server/test_properties.py",

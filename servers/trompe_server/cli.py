@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .admission import return_freed_pixels_to_the_os
-from .app import ServerConfig, create_app
+from .app import ServerConfig, TrompeApp, create_app
 from .errors import PluginError
 from .limits import Limits, format_limit, parse_limit
 from .plugins import SERVER_SETTINGS, plugin_listing
@@ -150,6 +150,19 @@ def print_listing(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit does not fail too
 
 
+def listing(app: TrompeApp, args: argparse.Namespace) -> str:
+    """What --list-tools or --list-plugins prints: aligned columns, or JSON with --json."""
+    if args.list_tools:
+        rows = [{"name": s.name, "plugin": s.plugin, "tags": sorted(s.tags), "description": s.summary}
+                for s in app.tools.values()]
+        return json.dumps(rows, indent=2) if args.json else "\n".join(
+            f"{r['name']:<26} {r['plugin']:<10} {','.join(r['tags']):<10} {r['description']}" for r in rows)
+    rows = plugin_listing(app.pm)
+    return json.dumps(rows, indent=2) if args.json else "\n".join(
+        f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
+        for r in rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     os.environ.update(dict(args.env))
@@ -158,23 +171,14 @@ def main(argv: list[str] | None = None) -> None:
         app = create_app(config_from_args(args))
     except (PluginError, ValueError) as exc:
         raise SystemExit(f"trompe-server: {exc}") from None
-    if args.list_tools:
-        rows = [{"name": s.name, "plugin": s.plugin, "tags": sorted(s.tags), "description": s.summary}
-                for s in app.tools.values()]
-        print_listing(json.dumps(rows, indent=2) if args.json else "\n".join(
-            f"{r['name']:<26} {r['plugin']:<10} {','.join(r['tags']):<10} {r['description']}" for r in rows))
-        return
-    if args.list_plugins:
-        rows = plugin_listing(app.pm)
-        print_listing(json.dumps(rows, indent=2) if args.json else "\n".join(
-            f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
-            for r in rows))
-        return
-    # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
-    signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))
-    if not args.http:
-        signal.signal(signal.SIGINT, lambda *_: _exit_now(app))
     try:
+        if args.list_tools or args.list_plugins:
+            print_listing(listing(app, args))
+            return
+        # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
+        signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))
+        if not args.http:
+            signal.signal(signal.SIGINT, lambda *_: _exit_now(app))
         if args.http:
             from .http import serve_http
 

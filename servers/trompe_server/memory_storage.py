@@ -10,6 +10,7 @@ import threading
 import time
 import weakref
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,10 +26,10 @@ class Session:
 
     id: str
     owner: str  # the client whose quota it counts against
+    last_used: float  # on the storage's clock
     records: dict[str, ImageRecord] = field(default_factory=dict)
     counter: int = 0
     nbytes: int = 0
-    last_used: float = field(default_factory=time.monotonic)
 
 
 SPILL_PREFIX = "trompe-spill-"  # then the owner's pid, so a later server can tell an orphan from a live one
@@ -123,7 +124,9 @@ class PixelStore:
 class MemoryStorage:
     """Sessions of one server process, guarded by one lock (the default `--registry memory`)."""
 
-    def __init__(self, memory_budget: int):
+    def __init__(self, memory_budget: int, clock: Callable[[], float] = time.monotonic):
+        """`clock` is the monotonic clock idle expiry is measured on; tests pass a clock they move."""
+        self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._pixels = PixelStore(memory_budget)
         self._lock = threading.RLock()
@@ -139,12 +142,12 @@ class MemoryStorage:
                 held = Counter(s.owner for s in self._sessions.values())
                 most = max(held.values())
                 self._drop(next(s.id for s in self._sessions.values() if held[s.owner] == most))
-            self._sessions[session_id] = Session(session_id, client)
+            self._sessions[session_id] = Session(session_id, client, self.clock())
 
     def touch(self, session_id: str, idle_timeout: float) -> None:
         with self._lock:
             self._expire_idle(idle_timeout)
-            self._session(session_id).last_used = time.monotonic()
+            self._session(session_id).last_used = self.clock()
             self._sessions.move_to_end(session_id)
 
     def drop_session(self, session_id: str) -> int:
@@ -167,7 +170,11 @@ class MemoryStorage:
 
     def pixels(self, session_id: str, image_id: str) -> Image.Image:
         with self._lock:
-            return self._pixels.get((session_id, image_id))
+            self._session(session_id)  # closed since its record was read: refused, not a missing key
+            try:
+                return self._pixels.get((session_id, image_id))
+            except FileNotFoundError:  # a temp cleaner deleted the spill file
+                raise Refused("lost") from None
 
     def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
         with self._lock:
@@ -215,10 +222,10 @@ class MemoryStorage:
         return session
 
     def _expire_idle(self, idle_timeout: float) -> None:
-        deadline = time.monotonic() - idle_timeout
+        deadline = self.clock() - idle_timeout
         for session_id in [s.id for s in self._sessions.values() if s.last_used < deadline]:
             self._drop(session_id)
 
     def _drop(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        del self._sessions[session_id]
         self._pixels.drop_session(session_id)

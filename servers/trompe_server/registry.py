@@ -101,7 +101,7 @@ class Registry:
     def load(self, session_id: str, image_id: str, argument: str = "image") -> Image.Image:
         """A fresh copy of the pixels: callers can draw on it without touching the stored image."""
         self.record(session_id, image_id, argument)
-        with self._rules(session_id):  # the session may close in between; the image itself cannot go
+        with self._rules(session_id, image_id):  # the session may close in between
             return self.storage.pixels(session_id, image_id)
 
     def add_input(self, session_id: str, name: str, im: Image.Image, source: str) -> ImageRecord:
@@ -117,9 +117,9 @@ class Registry:
                arguments: dict[str, Any], parents: tuple[str, ...]) -> ImageRecord:
         limits = self.limits
         pixels = im.width * im.height
-        if pixels > limits.max_pixels:
-            raise LimitError("output", f"{im.width}x{im.height} = {pixels} pixels is over the "
-                             f"{limits.max_pixels} pixel limit (max_pixels)")
+        if pixels > limits.max_pixels:  # an input is named as open_session and add_image call it
+            raise LimitError("source" if operation == "input" else "output", f"{im.width}x{im.height} = "
+                             f"{pixels} pixels is over the {limits.max_pixels} pixel limit (max_pixels)")
         self._touch(session_id)
         record = ImageRecord(image_id, im.width, im.height, im.mode, operation, arguments, parents, time.time())
         bounds = Bounds(limits.max_images, limits.max_session_bytes, limits.idle_timeout)
@@ -156,8 +156,14 @@ def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
         if exc.reason == "exists":
             raise ToolInputError("name", f"{image_id!r} already exists in this session; images are never "
                                  "replaced") from None
+        if exc.reason == "lost":
+            raise ToolInputError("image", f"the pixels of {image_id!r} were deleted from disk (a temp cleaner may "
+                                 "have removed the server's spill files); open the image again in a new session"
+                                 ) from None
         if exc.reason == "max_images":
-            raise LimitError("session", f"already holds {limits.max_images} images (max_images); "
+            raise LimitError("session", f"already holds {exc.value} images (max_images); "
                              "close it and open a new one") from None
-        raise LimitError("session", f"would hold {exc.value} pixel bytes, over the "
-                         f"{limits.max_session_bytes} byte limit (max_session_bytes)") from None
+        if exc.reason == "max_session_bytes":
+            raise LimitError("session", f"would hold {exc.value} pixel bytes, over the "
+                             f"{limits.max_session_bytes} byte limit (max_session_bytes)") from None
+        raise  # a reason without wording is a storage bug: shown as it is, never as another rule's message

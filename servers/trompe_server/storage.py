@@ -36,7 +36,8 @@ class Quota:
 
 
 class Refused(Exception):
-    """The storage declined a change; `reason` is 'session', 'exists', 'max_images' or 'max_session_bytes'."""
+    """The storage declined a change; `reason` is 'session', 'exists', 'lost' (pixels deleted behind its back),
+    'max_images' (`value`: the images held) or 'max_session_bytes' (`value`: the bytes the session would hold)."""
 
     def __init__(self, reason: str, value: int = 0):
         self.reason, self.value = reason, value

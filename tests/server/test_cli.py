@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import signal
 import subprocess
+import tempfile
 
 import pytest
 from trompe_server.cli import main
@@ -31,6 +33,19 @@ def test_root_with_a_tilde_is_the_home_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path))
     main(["--root", "~", "--list-tools"])
     assert "crop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag", ["--list-tools", "--list-plugins"])
+def test_a_listing_removes_its_spill_folder_before_returning(flag, tmp_path, monkeypatch, capsys):
+    """Called in-process (a launcher, a test), the listing must not leave a folder for garbage collection."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gc.disable()  # the app holds reference cycles: only an explicit close removes the folder in time
+    try:
+        main([flag])
+        left = list(tmp_path.glob("trompe-spill-*"))
+    finally:
+        gc.enable()
+    assert capsys.readouterr().out and not left
 
 
 def test_ctrl_c_stops_the_stdio_server_and_removes_its_spill_folder(tmp_path):
