@@ -116,7 +116,7 @@ class TrompeApp:
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
                      data: dict[str, Any] | None = None, im: Image.Image | None = None) -> CallToolResult:
         """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
-        im = self.registry.load(session, record.id) if im is None else im
+        im = self.registry.pixels(session, record) if im is None else im
         shown = preview(im, self.config.limits.max_preview_side)
         downscaled = shown.size != im.size
         note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
@@ -168,7 +168,7 @@ class TrompeApp:
         return handler
 
     def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any]):
-        self.registry.records(session)  # unknown session is the first error a caller should see
+        self.registry.touch(session)  # unknown session is the first error a caller should see
         ctx = ToolContext(self.registry, session)
         return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments)
 
@@ -225,7 +225,7 @@ class TrompeApp:
         ) -> Annotated[CallToolResult, SessionImage]:
             """Add another input image to a session under a name of your choice."""
             def work():
-                registry.records(session)
+                registry.touch(session)  # before reading the source: a gone session is the error
                 record = registry.add_input(session, name, self._load(source), self._source_label(source))
                 return _session_image(session, record, f"added {record.id} {record.width}x{record.height}")
             return await self._run(work)
@@ -261,8 +261,9 @@ class TrompeApp:
     async def _read_image(self, session: str, image: str) -> bytes:
         def work():  # a full-size read holds the pixels and their PNG: admitted like a tool's work
             try:
-                self.registry.work.reserve(WORK_FACTOR * self.registry.record(session, image, "image").nbytes)
-                return encode_png(self.registry.load(session, image))
+                record = self.registry.record(session, image, "image")
+                self.registry.work.reserve(WORK_FACTOR * record.nbytes)
+                return encode_png(self.registry.pixels(session, record))
             except ToolInputError as exc:
                 raise ResourceNotFoundError(str(exc)) from None
         return await anyio.to_thread.run_sync(functools.partial(self._released, work))

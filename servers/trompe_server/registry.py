@@ -76,7 +76,8 @@ class Registry:
     def session_ids(self) -> list[str]:
         return self.storage.session_ids()
 
-    def _touch(self, session_id: str) -> None:
+    def touch(self, session_id: str) -> None:
+        """Mark the session used now, or refuse an unknown, closed or expired one with the documented error."""
         with self._rules(session_id):
             self.storage.touch(session_id, self.limits.idle_timeout)  # quotas evict the least recently used
 
@@ -85,12 +86,12 @@ class Registry:
 
     # images ---------------------------------------------------------------
     def records(self, session_id: str) -> list[ImageRecord]:
-        self._touch(session_id)
+        self.touch(session_id)
         with self._rules(session_id):
             return self.storage.records(session_id)
 
     def record(self, session_id: str, image_id: str, argument: str = "image") -> ImageRecord:
-        self._touch(session_id)
+        self.touch(session_id)
         with self._rules(session_id):
             record = self.storage.record(session_id, image_id)
             if record is None:
@@ -100,9 +101,12 @@ class Registry:
 
     def load(self, session_id: str, image_id: str, argument: str = "image") -> Image.Image:
         """A fresh copy of the pixels: callers can draw on it without touching the stored image."""
-        self.record(session_id, image_id, argument)
-        with self._rules(session_id, image_id):  # the session may close in between
-            return self.storage.pixels(session_id, image_id)
+        return self.pixels(session_id, self.record(session_id, image_id, argument))
+
+    def pixels(self, session_id: str, record: ImageRecord) -> Image.Image:
+        """As load(), for a record the caller has just looked up: the session is not touched nor searched twice."""
+        with self._rules(session_id, record.id):  # the session may close in between
+            return self.storage.pixels(session_id, record.id)
 
     def add_input(self, session_id: str, name: str, im: Image.Image, source: str) -> ImageRecord:
         _check_input_name(name)
@@ -120,7 +124,7 @@ class Registry:
         if pixels > limits.max_pixels:  # an input is named as open_session and add_image call it
             raise LimitError("source" if operation == "input" else "output", f"{im.width}x{im.height} = "
                              f"{pixels} pixels is over the {limits.max_pixels} pixel limit (max_pixels)")
-        self._touch(session_id)
+        self.touch(session_id)
         record = ImageRecord(image_id, im.width, im.height, im.mode, operation, arguments, parents, time.time())
         bounds = Bounds(limits.max_images, limits.max_session_bytes, limits.idle_timeout)
         with self._rules(session_id, image_id):

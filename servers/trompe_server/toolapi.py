@@ -59,13 +59,15 @@ class ToolContext:
 
     def image(self, image_id: str, argument: str = "image") -> Image.Image:
         """A copy of the image's pixels (RGB or RGBA), safe to draw on."""
-        if image_id not in self.parents and len(self.parents) >= self.limits.max_inputs:
+        new = image_id not in self.parents
+        if new and len(self.parents) >= self.limits.max_inputs:
             raise LimitError(argument, f"one tool call may combine at most {self.limits.max_inputs} images "
                              "(max_inputs)")
-        if image_id not in self.parents:
-            self.registry.work.reserve(WORK_FACTOR * self.registry.record(self.session, image_id, argument).nbytes)
-        im = self.registry.load(self.session, image_id)  # an unknown id was refused by record(), now or earlier
-        if image_id not in self.parents:
+        record = self.registry.record(self.session, image_id, argument)
+        if new:
+            self.registry.work.reserve(WORK_FACTOR * record.nbytes)
+        im = self.registry.pixels(self.session, record)
+        if new:
             self.parents.append(image_id)
         return im
 
