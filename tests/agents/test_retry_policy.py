@@ -22,6 +22,7 @@ from google import genai
 from google.genai import types
 from hypothesis import given
 from hypothesis import strategies as st
+from netkit import free_port
 from test_retry import Sleeps
 from trompe_agents.backends.base import BackendError, BackendOptions, QuotaExhausted
 from trompe_agents.backends.claude import ClaudeBackend
@@ -346,18 +347,13 @@ def test_an_error_the_backend_cannot_read_fails_at_once_as_a_backend_error():
         anyio.run(nowhere.run, broken)
 
 
-def dead_port() -> int:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.mark.parametrize("vendor", ["anthropic", "openai", "gemini"])
 def test_a_refused_connection_fails_at_once_naming_the_cause(vendor):
     sleeps = Sleeps()
     policy = retrier(vendor, sleeps, model="m", max_retries=3, fallback_models=["other"])
     with pytest.raises(BackendError) as info:
-        anyio.run(policy.run, sender(client(vendor, base_url=f"http://127.0.0.1:{dead_port()}")))
+        anyio.run(policy.run, sender(client(vendor, base_url=f"http://127.0.0.1:{free_port()}")))
     assert info.value.kind == "connection" and sleeps == [] and policy.model == "m"
     assert "m: connection: cannot connect ([Errno 111] " in str(info.value)  # the OS's words, not the SDK's
     assert str(info.value).endswith("(nothing answers there; check --base-url and that the server is running)")

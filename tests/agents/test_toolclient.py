@@ -13,6 +13,7 @@ import time
 
 import pytest
 from imagekit import gradient, png_bytes
+from netkit import free_port
 from PIL import Image
 from mcp.server.mcpserver import Context
 from trompe_agents.toolclient import ToolClient, ToolClientError, image_data_url
@@ -108,11 +109,6 @@ async def test_stdio_subprocess_round_trip():
     async with ToolClient.stdio([*server_command(), "--tools", "core"]) as tools:
         await crop_round_trip(tools)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ redoes them.
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
+from netkit import free_port
 
 from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, main
 from trompe_agents.illusion.runner import STOP_AFTER, read_results
@@ -41,11 +41,6 @@ def run(probe_dir: Path, out: Path, *options: str) -> int:
                  "--no-progress", "--concurrency", "1", "--max-retries", "1", *options])
 
 
-def dead_port() -> int:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.mark.parametrize(("kind", "fault", "words"), [
     ("anthropic", "auth", ["claude", "auth", "401", "API key"]),
@@ -66,7 +61,7 @@ def test_ask_with_a_vendor_error_exits_non_zero_naming_vendor_url_and_cause(prob
 
 
 def test_ask_against_a_dead_host_fails_at_once_with_a_hint_for_a_dead_host(probes, tmp_path, capsys):
-    url = f"http://127.0.0.1:{dead_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     code = main(["--max-retries", "4", "--backend", "openai-chat", "--model", "m", "--base-url", url, "ask",
                  str(probes[0].images[0]), "Is it?", "--router", "regex", "--trace", str(tmp_path / "t")])
     line = capsys.readouterr().err.splitlines()[0]

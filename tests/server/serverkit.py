@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+from netkit import free_port  # noqa: F401  (re-exported: the server tests import it from here)
 from PIL import Image, ImageChops, ImageDraw
 from pydantic import Field
 from trompe_server import (
@@ -133,11 +134,6 @@ def env_with(site: Path | None = None, **extra: str) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
     return env | extra
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
