@@ -1,5 +1,6 @@
 """SEVEX fixtures (the helpers live in sevex_support.py, which test modules import by name)."""
 
+import ctypes
 import sys
 from pathlib import Path
 
@@ -12,3 +13,12 @@ from sevex_support import write_dev_set  # noqa: E402
 @pytest.fixture
 def dev_set(tmp_path) -> Path:
     return write_dev_set(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def subreaper():
+    """This process as a child subreaper: whatever escaped a sandbox's pid namespace is re-parented here."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    yield
+    libc.prctl(36, 0, 0, 0, 0)

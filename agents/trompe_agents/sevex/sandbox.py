@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ SYSCALL = ("the program made a system call the sandbox does not allow (new proce
 ENDINGS = {signal.SIGXCPU: ("timeout", "CPU time limit reached"), signal.SIGSYS: ("forbidden", SYSCALL),
            signal.SIGKILL: ("crashed", "killed (memory or CPU limit)")}
 TEXT_CHARS = 4000  # of an error or log kept in results
+CALL_RECORD = 2048  # bytes of a call's arguments kept in ProgramResult.calls; larger ones are kept as their size
+CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the launcher to be reaped before giving up on it
 
 
 @dataclass
@@ -64,6 +67,23 @@ def _init_pid(info_fd: int) -> int:
     finally:
         os.close(info_fd)
     return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
+
+
+def _ending(code: int, elapsed: float, limits: SandboxLimits) -> tuple[str, str]:
+    """How a program that sent no result ended, from the parent's own view: bubblewrap reports a signal as
+    128 + its number, which a program can also exit with, so the CPU limit counts only once the parent's
+    clock shows the program could have used that much CPU (it has one thread)."""
+    signum = -code if code < 0 else code - 128
+    kind, reason = ENDINGS.get(signum, ("crashed", f"the program's process ended unexpectedly (exit {code})"))
+    if signum == signal.SIGXCPU and elapsed < limits.cpu_seconds:
+        return "crashed", f"the program's process ended with exit {code} before it could reach the CPU limit"
+    return kind, reason
+
+
+def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A call as kept in the result: small arguments as they are, large ones only by size."""
+    size = len(json.dumps(args))
+    return {"name": name, "args": args if size <= CALL_RECORD else f"<{size:,} bytes>"}
 
 
 class Worker:
@@ -130,13 +150,14 @@ class Worker:
                 return None
             raise frames.FrameError("output ended inside a frame header") from None
         try:
-            body = await stream.readexactly(frames.body_size(header))
+            body = await stream.readexactly(frames.body_size(header, frames.FROM_PROGRAM))
         except asyncio.IncompleteReadError:
             raise frames.FrameError("output ended inside a frame") from None
         return _checked(frames.decode(body))
 
     async def _converse(self, job, handlers, limits) -> ProgramResult:
         calls: list[dict[str, Any]] = []
+        started = time.monotonic()
         try:
             await self._send(job)
         except frames.FrameTooLarge as exc:
@@ -152,9 +173,7 @@ class Worker:
                 return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}", "forbidden",
                                      calls=calls)
             if message is None:
-                code = await self.process.wait()
-                kind, reason = ENDINGS.get(-code if code < 0 else code - 128, (
-                    "crashed", f"the program's process ended unexpectedly (exit {code})"))
+                kind, reason = _ending(await self.process.wait(), time.monotonic() - started, limits)
                 return ProgramResult(None, reason, kind, calls=calls)
             if message["type"] == "done":
                 return ProgramResult(message["answer"], log=message["log"][-TEXT_CHARS:], calls=calls)
@@ -164,7 +183,7 @@ class Worker:
             if len(calls) >= limits.max_calls:
                 return ProgramResult(None, f"the program made more than {limits.max_calls} API calls", "call_limit",
                                      calls=calls)
-            calls.append({"name": message["name"], "args": message["args"]})
+            calls.append(_recorded(message["name"], message["args"]))
             await self._send(await self._dispatch(message["name"], message["args"], handlers))
 
     @staticmethod
@@ -192,13 +211,16 @@ class Worker:
             except ProcessLookupError:  # already gone
                 pass
         if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
+            self.process.stdin.transport.abort()  # close() would first wait to flush what the child never read
 
     async def close(self) -> None:
-        """Kill, reap and delete its folder (even if this is cancelled while waiting)."""
+        """Kill, reap and delete its folder (even if this is cancelled while waiting); always returns: a
+        launcher not reaped within CLOSE_SECONDS has its transport closed and is left to the child watcher."""
         self.kill()
         try:
-            await self.process.wait()
+            await asyncio.wait_for(asyncio.shield(self.process.wait()), CLOSE_SECONDS)
+        except TimeoutError:
+            self.process._transport.close()  # noqa: SLF001 -- asyncio has no public way to drop a process
         finally:
             self.launch.cleanup()
             if self.init is not None:

@@ -120,7 +120,7 @@ def main() -> None:
     def send(message: dict, what: str) -> None:
         """One frame to the parent; a message over the cap ends the program with an `oversize` error."""
         try:
-            data = frames.encode(message)
+            data = frames.encode(message, frames.FROM_PROGRAM)
         except frames.FrameTooLarge as exc:
             error = {"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text}
             channel_out.write(frames.encode(error))

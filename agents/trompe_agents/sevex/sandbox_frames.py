@@ -9,7 +9,10 @@ import json
 import struct
 from typing import Any, BinaryIO
 
-MAX_FRAME = 16 * 1024 * 1024  # bytes of one message body; larger answers, logs or arguments fail the sample
+MAX_FRAME = 16 * 1024 * 1024  # bytes of one message body to a program (a job or a call's result)
+# bytes of one message from a program (answer, log tail, a call's arguments); larger ones fail the sample. Its
+# JSON can cost the parent ~20x its size in objects ("[[],[],...]"), so this bounds what a program makes it hold.
+FROM_PROGRAM = 1024 * 1024
 HEADER = struct.Struct(">I")
 
 
@@ -18,26 +21,26 @@ class FrameError(ValueError):
 
 
 class FrameTooLarge(FrameError):
-    """A message over MAX_FRAME; says how large it was."""
+    """A message over its cap; says how large it was."""
 
-    def __init__(self, size: int):
-        super().__init__(f"a message of {size:,} bytes is over the sandbox's limit of {MAX_FRAME:,} bytes")
+    def __init__(self, size: int, limit: int = MAX_FRAME):
+        super().__init__(f"a message of {size:,} bytes is over the sandbox's limit of {limit:,} bytes")
         self.size = size
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: dict[str, Any], limit: int = MAX_FRAME) -> bytes:
     """One frame: 4-byte big-endian length, then the UTF-8 JSON body."""
     body = json.dumps(message, ensure_ascii=False).encode()
-    if len(body) > MAX_FRAME:
-        raise FrameTooLarge(len(body))
+    if len(body) > limit:
+        raise FrameTooLarge(len(body), limit)
     return HEADER.pack(len(body)) + body
 
 
-def body_size(header: bytes) -> int:
+def body_size(header: bytes, limit: int = MAX_FRAME) -> int:
     """The body length a header announces, refused before any of the body is read when over the cap."""
     (size,) = HEADER.unpack(header)
-    if size > MAX_FRAME:
-        raise FrameTooLarge(size)
+    if size > limit:
+        raise FrameTooLarge(size, limit)
     return size
 
 

@@ -16,7 +16,7 @@ CHILD_FILES = (CHILD, SEVEX / "sandbox_frames.py")  # all the child imports besi
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Per-program limits; all but wall_seconds and disk_bytes are rlimits the child sets on itself."""
+    """Per-program limits; all but wall_seconds and the disk ones are rlimits the child sets on itself."""
 
     wall_seconds: float = 120.0  # whole program, tool and model calls included; then the whole tree is killed
     cpu_seconds: int = 30  # the program's own computation
@@ -26,6 +26,7 @@ class SandboxLimits:
     open_files: int = 64
     processes: int = 16  # RLIMIT_NPROC, where the sandbox has its own user namespace
     disk_bytes: int = 64 * 1024 * 1024  # size of the private tmpfs (bubblewrap)
+    disk_files: int = 1024  # files and folders in that tmpfs (each costs kernel memory even when empty)
 
     def for_child(self, own_user: bool) -> str:
         """The rlimits as the child's argument; RLIMIT_NPROC only where it counts the sandbox's own processes

@@ -2,25 +2,31 @@
 
 The child runs as an unprivileged uid in new user, pid, net, ipc, uts and cgroup namespaces with an empty
 environment; it sees only the interpreter, its standard library and the shared libraries they load (all
-read-only), a fresh /proc of its own pid namespace and a minimal read-only /dev; its only writable place is a
-private, size-capped tmpfs. A seccomp filter stops it creating processes. `--die-with-parent` ends it with
+read-only) and a minimal read-only /dev, and no /proc at all (so neither host sysctls nor the sandbox's init
+are within reach); its only writable place is a private tmpfs capped in bytes and files. Started by root,
+the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. A
+seccomp filter stops it creating processes, memfds and SysV IPC objects. `--die-with-parent` ends it with
 SEVEX, and killing bubblewrap ends the pid namespace, so a wall-clock kill takes the whole process tree.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
-from .base import CHILD_FILES, Isolation, Launch, SandboxLimits
+from .base import CHILD_FILES, Isolation, Launch, SandboxLimits, SandboxUnavailable
 from .seccomp import deny_filter, filter_fd
 
 UID = 65534  # "nobody" inside the user namespace
+LAUNCHER = Path(__file__).with_name("launcher.py")
+STAGE = "/tmp"  # covered, in the launcher's mount namespace only, by the tmpfs holding the work folder and binds
 CODE_DIR = "/sandbox"  # the child's own two files, read-only
 WORK_DIR = "/work"  # the private tmpfs: the program's working directory and only writable place
 # extension modules for computation whose shared libraries are bound; the others (ssl, sqlite, ctypes, tkinter,
@@ -54,26 +60,39 @@ def _at_real_folder(path: str) -> str:
 
 
 @functools.cache
-def _view() -> tuple[str, ...]:
-    """The read-only part of the sandbox's file system, as bubblewrap arguments."""
+def _view() -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The read-only part of the sandbox's file system: (source, destination) binds and symlink arguments."""
     stdlib = os.path.realpath(sysconfig.get_path("stdlib"))
     dynload = os.path.realpath(sysconfig.get_config_var("DESTSHARED") or stdlib)
     binds = {interpreter(): interpreter(), stdlib: stdlib, dynload: dynload}  # where seen -> what is shown
     modules = [str(p) for p in Path(dynload).glob("*.so") if p.name.split(".")[0] in COMPUTE_MODULES]
     for path in _library_paths([interpreter(), *modules]):
         binds[_at_real_folder(path)] = os.path.realpath(path)
-    args: list[str] = []
-    for dest, source in sorted(binds.items()):
-        if dest == stdlib or not dest.startswith(stdlib + os.sep):
-            args += ["--ro-bind", source, dest]
+    pairs = [(source, dest) for dest, source in sorted(binds.items())
+             if dest == stdlib or not dest.startswith(stdlib + os.sep)]
+    pairs += [(str(path), f"{CODE_DIR}/{path.name}") for path in CHILD_FILES]
     # top-level links such as /lib -> usr/lib, so the loader's default paths reach the bound libraries
+    links: list[str] = []
     for name in sorted(os.listdir("/")):
         link = f"/{name}"
         if os.path.islink(link) and any(d.startswith(os.path.realpath(link) + os.sep) for d in binds):
-            args += ["--symlink", os.readlink(link), link]
-    for path in CHILD_FILES:
-        args += ["--ro-bind", str(path), f"{CODE_DIR}/{path.name}"]
-    return tuple(args)
+            links += ["--symlink", os.readlink(link), link]
+    return tuple(pairs), tuple(links)
+
+
+def host_user() -> tuple[int, int]:
+    """The unprivileged host uid and gid a root caller's sandboxes run as: $TROMPE_SANDBOX_USER (a name or
+    uid), else `nobody`, else 65534."""
+    wanted = os.environ.get("TROMPE_SANDBOX_USER", "nobody")
+    try:
+        entry = pwd.getpwuid(int(wanted)) if wanted.isdigit() else pwd.getpwnam(wanted)
+    except KeyError:
+        if wanted != "nobody":
+            raise SandboxUnavailable(f"TROMPE_SANDBOX_USER={wanted!r} is not a user on this machine") from None
+        return UID, UID
+    if entry.pw_uid == 0 or entry.pw_gid == 0:
+        raise SandboxUnavailable(f"TROMPE_SANDBOX_USER={wanted!r} is root; name an unprivileged user")
+    return entry.pw_uid, entry.pw_gid
 
 
 class Bwrap(Isolation):
@@ -84,13 +103,20 @@ class Bwrap(Isolation):
         self.executable = executable or shutil.which("bwrap")
 
     def command(self, limits: SandboxLimits, program: list[str]) -> Launch:
-        """bubblewrap running `program` (arguments after the interpreter) with the seccomp filter on a pipe."""
+        """bubblewrap running `program` (arguments after the interpreter), started through the launcher, with
+        the seccomp filter on a pipe."""
         newer = _options(self.executable)  # used where this bubblewrap has them
+        pairs, links = _view()
+        root = os.geteuid() == 0
+        folder = Path(STAGE)
+        user = host_user() if root else (0, 0)
+        plan = {"stage": str(folder), "binds": [source for source, _ in pairs], "user": user, "owner": user,
+                "bytes": limits.disk_bytes, "files": limits.disk_files}
+        view = [arg for i, (_, dest) in enumerate(pairs) for arg in ("--ro-bind", f"{folder}/{i}", dest)]
         argv = [self.executable, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(UID),
                 *(["--disable-userns"] if "--disable-userns" in newer else []), "--die-with-parent",
-                "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *_view(), "--proc",
-                "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-                *(["--size", str(limits.disk_bytes)] if "--size" in newer else []), "--tmpfs", WORK_DIR,
+                "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *view, *links,
+                "--dev", "/dev", "--remount-ro", "/dev", "--bind", f"{folder}/work", WORK_DIR,
                 "--chdir", WORK_DIR, "--remount-ro", "/"]
         info_read, info_write = os.pipe()  # bubblewrap writes {"child-pid": N} there once the sandbox exists
         fds: tuple[int, ...] = (info_write,)
@@ -99,7 +125,9 @@ class Bwrap(Isolation):
         if program_filter is not None:
             fds += (filter_fd(program_filter),)
             argv += ["--seccomp", str(fds[-1])]
-        return Launch([*argv, "--", interpreter(), "-I", "-S", *program], pass_fds=fds, info_fd=info_read)
+        launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
+        return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program],
+                      pass_fds=fds, info_fd=info_read)
 
     def launch(self, limits: SandboxLimits) -> Launch:
         return self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR, limits.for_child(True)])
@@ -137,6 +165,7 @@ def _probe(executable: str | None) -> str | None:
     finally:
         for fd in (*launch.pass_fds, launch.info_fd):
             os.close(fd)
+        launch.cleanup()
     if done.returncode != 0:
         lines = (done.stderr or "").strip().splitlines() or [f"exit status {done.returncode}"]
         return f"bubblewrap could not start a sandbox ({lines[-1].strip()})"

@@ -1,5 +1,6 @@
 """A seccomp filter for the sandboxed program: no new processes or threads, no namespaces, mounts, ptrace,
-bpf, keyrings, io_uring or module loading. A denied call kills the process (SIGSYS), which the parent reports
+bpf, keyrings, io_uring or module loading, and no memory outside its rlimits (memfds and SysV shared memory,
+message queues and semaphores are not counted by RLIMIT_AS, and a SysV segment outlives its detach). A denied call kills the process (SIGSYS), which the parent reports
 as "forbidden": a signal from the kernel, which the program cannot forge or catch.
 
 Blocking process creation is what bounds fork bombs when SEVEX runs as root: the kernel never applies
@@ -15,7 +16,7 @@ import struct
 DENIED = ("clone", "clone3", "fork", "vfork", "ptrace", "unshare", "setns", "mount", "umount2", "pivot_root",
           "chroot", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
           "io_uring_enter", "io_uring_register", "kexec_load", "init_module", "finit_module", "process_vm_readv",
-          "process_vm_writev")
+          "process_vm_writev", "memfd_create", "memfd_secret", "shmget", "shmat", "msgget", "semget")
 # AUDIT_ARCH value and syscall numbers (from the kernel's unistd_64.h and asm-generic/unistd.h)
 ARCHES = {
     "x86_64": (0xC000003E, {"clone": 56, "clone3": 435, "fork": 57, "vfork": 58, "ptrace": 101, "unshare": 272,
@@ -23,13 +24,15 @@ ARCHES = {
                             "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "perf_event_open": 298,
                             "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
                             "io_uring_register": 427, "kexec_load": 246, "init_module": 175, "finit_module": 313,
-                            "process_vm_readv": 310, "process_vm_writev": 311}),
+                            "process_vm_readv": 310, "process_vm_writev": 311, "memfd_create": 319,
+                            "memfd_secret": 447, "shmget": 29, "shmat": 30, "msgget": 68, "semget": 64}),
     "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "ptrace": 117, "unshare": 97, "setns": 268, "mount": 40,
                              "umount2": 39, "pivot_root": 41, "chroot": 51, "keyctl": 219, "add_key": 217,
                              "request_key": 218, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
                              "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
                              "kexec_load": 104, "init_module": 105, "finit_module": 273, "process_vm_readv": 270,
-                             "process_vm_writev": 271}),
+                             "process_vm_writev": 271, "memfd_create": 279, "memfd_secret": 447, "shmget": 194,
+                             "shmat": 196, "msgget": 186, "semget": 190}),
 }
 X32_BIT = 0x40000000  # x86_64's x32 ABI numbers: refused wholesale
 LOAD_ABS, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K

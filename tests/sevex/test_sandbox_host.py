@@ -1,0 +1,241 @@
+"""The sandbox against the host, as root (how CI, Docker and GPU images run SEVEX) and as an unprivileged user.
+
+Nothing here changes host state: writability is tested by opening for writing or by setting the value a
+file already has (chmod to its current mode), so even a wrongly allowed attempt leaves the host as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from attack_programs import UNGUARD, main
+from sandbox_support import descendants, require_os_sandbox, survivors
+
+from trompe_agents.sevex import sandbox_frames
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
+API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
+LIMITS = SandboxLimits(wall_seconds=8, cpu_seconds=3, memory_bytes=512 * 1024 * 1024, disk_files=200)
+
+# What a program sees of the host; every attempt is made, each result (or error number) reported.
+LOOK = UNGUARD + main('''
+import errno, json, os
+seen = {"uid": os.getuid(), "proc": os.path.exists("/proc"), "crop": crop("original", [0, 0, 1, 1])}
+for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/min_free_kbytes", "/proc/1/mem"):
+    try:
+        open(path, "r+b").close()
+        seen[path] = "writable"
+    except OSError as exc:
+        seen[path] = errno.errorcode[exc.errno]
+for node in ("/dev/null", "/dev/zero", "/dev/urandom"):
+    try:
+        os.chmod(node, os.stat(node).st_mode & 0o7777)  # its own mode: a no-op even where it is allowed
+        seen[node] = "chmod allowed"
+    except OSError as exc:
+        seen[node] = errno.errorcode[exc.errno]
+made = 0
+try:
+    while made < 100000:
+        open(f"f{made}", "w").close()
+        made += 1
+except OSError as exc:
+    seen["files"] = [made, errno.errorcode[exc.errno]]
+return json.dumps(seen)''')
+MEMFD = UNGUARD + main("import os\nos.memfd_create('x')\nreturn 'made a memfd'")
+FORGED_CPU = UNGUARD + main("import os\nos._exit(128 + 24)")  # what bubblewrap reports for SIGXCPU
+
+
+def check_look(seen: dict, limits: SandboxLimits) -> None:
+    """What LOOK must find, whoever started the sandbox."""
+    assert seen["uid"] == 65534 and seen["proc"] is False and seen["crop"] == "img_001"
+    assert {seen[p] for p in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/min_free_kbytes", "/proc/1/mem")} \
+        == {"ENOENT"}
+    assert {seen[n] for n in ("/dev/null", "/dev/zero", "/dev/urandom")} == {"EPERM"}
+    made, error = seen["files"]
+    assert made < limits.disk_files and error == "ENOSPC"
+
+
+def uids(pid: int) -> set[int]:
+    """Real, effective, saved and filesystem uids of a live process, from the host's /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return {int(value) for value in line.split()[1:]}
+    raise AssertionError(f"no Uid line for {pid}")
+
+
+async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_reach():
+    """Seen from the host while the program waits in a call: every process the sandbox consists of (launcher
+    become bubblewrap, its init, the program) runs as an unprivileged host uid, even when we are root."""
+    ours = os.getuid()
+    expected = pwd.getpwnam("nobody").pw_uid if ours == 0 else ours
+    seen_uids: list[set[int]] = []
+
+    async def crop(args):
+        seen_uids.extend(uids(pid) for pid in descendants())
+        return "img_001"
+
+    async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
+        result = await box.run(LOOK, "", ["original"], "", API, {"crop": crop, "ask_lvlm": crop})
+    assert result.kind == "ok", result
+    check_look(json.loads(result.answer), LIMITS)
+    assert len(seen_uids) >= 3 and all(found == {expected} for found in seen_uids), seen_uids
+    assert survivors() == set()
+
+
+async def test_memfds_are_refused_and_a_forged_cpu_ending_is_not_a_timeout():
+    async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
+        memfd = await box.run(MEMFD, "", [], "", API, {})
+        forged = await box.run(FORGED_CPU, "", [], "", API, {})
+    assert memfd.kind == "forbidden" and memfd.answer is None
+    assert forged.kind == "crashed" and "before it could reach the CPU limit" in forged.error
+
+
+async def test_the_parent_holds_only_bounded_pieces_of_what_a_program_sends():
+    """A call's arguments are capped at FROM_PROGRAM bytes (their JSON costs the parent ~20x in objects) and
+    only small ones are kept in the result."""
+    async def crop(args):
+        return "img_001"
+
+    big_call = main("return crop('original', [[]] * 400000)")  # ~1.6 MB of JSON: 400,000 lists in the parent
+    medium = main("crop('original', [0, 0, 1, 1])\nreturn crop('original', ['x' * 5000])")
+    async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
+        refused = await box.run(big_call, "", ["original"], "", API, {"crop": crop})
+        kept = await box.run(medium, "", ["original"], "", API, {"crop": crop})
+    assert refused.kind == "oversize" and f"limit of {sandbox_frames.FROM_PROGRAM:,} bytes" in refused.error
+    assert kept.kind == "ok" and kept.calls[0] == {"name": "crop", "args": {"image": "original",
+                                                                            "box": [0, 0, 1, 1]}}
+    assert kept.calls[1]["args"] == f"<{len(json.dumps({'image': 'original', 'box': ['x' * 5000]})):,} bytes>"
+
+
+async def test_a_program_that_stops_reading_is_killed_at_its_deadline_and_close_returns():
+    """The reply it never reads fills the pipe; the wall limit still ends it and closing does not wait on it."""
+    async def huge(args):
+        return "x" * (15 * 1024 * 1024)
+
+    stalled = UNGUARD + main('''
+import json, os, struct, time
+body = json.dumps({"type": "call", "name": "huge", "args": {}}).encode()
+os.write(1, struct.pack(">I", len(body)) + body)
+time.sleep(600)''')
+    started = time.monotonic()
+    limits = SandboxLimits(wall_seconds=3, cpu_seconds=2)
+    async with Sandbox(limits, isolation=require_os_sandbox()) as box:
+        result = await box.run(stalled, "", [], "", {"huge": [], "crop": ["image"]}, {"huge": huge})
+    assert result.kind == "timeout"
+    assert time.monotonic() - started < 3 + 15
+    assert survivors() == set()
+
+
+UNPRIVILEGED = '''
+import asyncio, json, sys
+sys.path.insert(0, sys.argv[1])
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+limits = SandboxLimits(**json.loads(sys.argv[2]))
+programs = json.loads(sys.argv[3])
+
+async def crop(args):
+    return "img_001"
+
+async def run():
+    async with Sandbox(limits) as box:
+        out = []
+        for code in programs:
+            result = await box.run(code, "", ["original"], "", {"crop": ["image", "box"]}, {"crop": crop})
+            out.append({"kind": result.kind, "answer": result.answer, "error": result.error})
+        print(json.dumps(out))
+
+asyncio.run(run())
+'''
+
+
+def test_as_an_unprivileged_user_too(tmp_path):
+    """Run as root, the same checks again from a process of user `nobody` (the system interpreter, and a
+    world-readable copy of the sandbox's own modules, since the project may live under a 0700 home)."""
+    if os.getuid() != 0:
+        pytest.skip("not root: every other test here already runs as an unprivileged user")
+    require_os_sandbox()
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if system_python is None:
+        pytest.skip("no system python3 that user nobody can run")
+    nobody = pwd.getpwnam("nobody")
+    copy = Path(tempfile.mkdtemp(prefix="trompe-unprivileged-", dir="/tmp"))  # /tmp: traversable by nobody
+    try:
+        for package in ("trompe_agents/__init__.py", "trompe_agents/sevex/__init__.py"):
+            (copy / package).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(AGENTS / package, copy / package)
+        for path in [*(AGENTS / "trompe_agents/sevex").glob("sandbox*.py"),
+                     *(AGENTS / "trompe_agents/sevex/isolation").glob("*.py")]:
+            target = copy / path.relative_to(AGENTS)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+        for folder, _, files in os.walk(copy):
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
+        limits = {"wall_seconds": LIMITS.wall_seconds, "cpu_seconds": LIMITS.cpu_seconds,
+                  "memory_bytes": LIMITS.memory_bytes, "disk_files": LIMITS.disk_files}
+        done = subprocess.run([system_python, "-I", "-c", UNPRIVILEGED, str(copy), json.dumps(limits),
+                               json.dumps([LOOK, MEMFD])], user=nobody.pw_uid, group=nobody.pw_gid,
+                              extra_groups=[], cwd="/", env={}, capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    look, memfd = json.loads(done.stdout)
+    assert look["kind"] == "ok", look
+    check_look(json.loads(look["answer"]), LIMITS)
+    assert memfd["kind"] == "forbidden"
+
+
+def test_a_root_caller_can_name_the_unprivileged_user(monkeypatch):
+    """TROMPE_SANDBOX_USER picks the host user; root itself, or an unknown name, is refused before any start."""
+    from trompe_agents.sevex.isolation import SandboxUnavailable
+    from trompe_agents.sevex.isolation.bwrap import host_user
+
+    monkeypatch.setenv("TROMPE_SANDBOX_USER", "root")
+    with pytest.raises(SandboxUnavailable, match="TROMPE_SANDBOX_USER='root' is root"):
+        host_user()
+    monkeypatch.setenv("TROMPE_SANDBOX_USER", "no-such-user-here")
+    with pytest.raises(SandboxUnavailable, match="is not a user on this machine"):
+        host_user()
+    monkeypatch.setenv("TROMPE_SANDBOX_USER", str(pwd.getpwnam("nobody").pw_uid))
+    assert host_user() == (pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
+
+
+POOL = '''
+import asyncio, sys
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+
+async def start():
+    box = Sandbox(SandboxLimits(), warm=3)
+    box._refill()
+    print("starting", flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(start())
+'''
+
+
+def test_sigkill_of_the_parent_while_its_pool_starts_leaves_no_sandbox(subreaper):
+    """The launcher dies with its parent from its first instruction (parent-death signal, then a check that
+    the parent is still the one that started it), so a kill in any phase of a start orphans nothing; we are a
+    child subreaper meanwhile, so an orphan would be re-parented here and found."""
+    require_os_sandbox()
+    env = os.environ | {"PYTHONPATH": str(AGENTS)}
+    for delay in [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5]:
+        parent = subprocess.Popen([sys.executable, "-c", POOL], env=env, stdout=subprocess.PIPE, text=True)
+        assert parent.stdout.readline() == "starting\n"
+        time.sleep(delay)
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
+    assert survivors() == set()
