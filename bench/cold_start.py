@@ -2,7 +2,8 @@
 
 The client side is plain JSON-RPC lines written to the child's stdin, so only the server's start is timed:
 interpreter, imports, plugin discovery, tool schemas, the initialize handshake and the listing itself.
-Runs alternate between the commands given, so machine load hits each alike.
+Runs alternate between the commands given, so machine load hits each alike; the figure to trust on a shared
+box is each server's own CPU time, beside the wall time a user waits.
 
     python bench/cold_start.py --repeat 7
     python bench/cold_start.py --repeat 7 --also "/work/bench-venv/bin/imagesorcery-mcp"
@@ -33,6 +34,7 @@ HANDSHAKE = [
 ]
 
 
+FLOOR = "SDK floor: one-tool MCPServer"
 # The smallest stdio server the same SDK makes: what any server built on it pays before its own code runs.
 SDK_FLOOR = """from mcp.server.mcpserver import MCPServer
 
@@ -48,26 +50,35 @@ server.run()
 """
 
 
-def first_listing(argv: list[str], cwd: str) -> tuple[float, int]:
-    """Seconds from spawn to the tools/list reply, and how many tools it listed."""
+def first_listing(argv: list[str], cwd: str) -> tuple[float, float, int]:
+    """Wall seconds from spawn to the tools/list reply, the server's CPU seconds, and how many tools it listed.
+
+    The CPU time (user + system, from wait4) counts only the server process, so it holds on a loaded box where
+    wall time also measures the other jobs; the server is killed as soon as it has answered."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             cwd=cwd, env=os.environ | {"FASTMCP_LOG_LEVEL": "WARNING"})
-    try:
-        child.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
-        child.stdin.flush()
-        for line in child.stdout:
-            if not line.startswith(b"{"):  # ImageSorcery prints its version on stdout before serving
-                continue
-            reply = json.loads(line)
-            if reply.get("id") == 2:
-                if "error" in reply:
-                    raise RuntimeError(f"{argv[0]}: tools/list failed: {reply['error']}")
-                return time.perf_counter() - start, len(reply["result"]["tools"])
-        raise RuntimeError(f"{argv[0]} exited before answering tools/list")
-    finally:
-        child.kill()
-        child.wait()
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          cwd=cwd, env=os.environ | {"FASTMCP_LOG_LEVEL": "WARNING"}) as child:
+        try:
+            seconds, tools = _listing(child, argv[0], start)
+        finally:
+            child.kill()
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_utime + usage.ru_stime, tools
+
+
+def _listing(child: subprocess.Popen, name: str, start: float) -> tuple[float, int]:
+    child.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
+    child.stdin.flush()
+    for line in child.stdout:
+        if not line.startswith(b"{"):  # ImageSorcery prints its version on stdout before serving
+            continue
+        reply = json.loads(line)
+        if reply.get("id") == 2:
+            if "error" in reply:
+                raise RuntimeError(f"{name}: tools/list failed: {reply['error']}")
+            return time.perf_counter() - start, len(reply["result"]["tools"])
+    raise RuntimeError(f"{name} exited before answering tools/list")
 
 
 def main() -> None:
@@ -78,27 +89,32 @@ def main() -> None:
     args = parser.parse_args()
     commands = {"trompe-server": [SERVER], "trompe-server --tools core": [SERVER, "--tools", "core"]}
     commands |= {c: shlex.split(c) for c in args.also}
-    samples: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     tools: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as cwd:  # a peer may write config files into its working directory
         floor = Path(cwd) / "sdk_floor.py"
         floor.write_text(SDK_FLOOR, encoding="utf-8")
-        commands["SDK floor: one-tool MCPServer"] = [sys.executable, str(floor)]
-        samples["SDK floor: one-tool MCPServer"] = []
+        commands[FLOOR] = [sys.executable, str(floor)]
+        wall[FLOOR], cpu[FLOOR] = [], []
         for argv in commands.values():
             first_listing(argv, cwd)  # warm the page cache: every row then starts from the same state
         for _ in range(args.repeat):
             for name, argv in commands.items():
-                seconds, tools[name] = first_listing(argv, cwd)
-                samples[name].append(seconds)
-    base = statistics.median(samples["trompe-server"])
-    print(f"\nSpawn to first tools/list reply over stdio, median of {args.repeat} (alternating)\n")
-    print("| server | tools | median s | min s | max s | × trompe-server |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, values in samples.items():
-        median = statistics.median(values)
-        print(f"| {name} | {tools[name]} | {median:.3f} | {min(values):.3f} | {max(values):.3f} | "
-              f"{median / base:.2f}× |")
+                seconds, cpu_seconds, tools[name] = first_listing(argv, cwd)
+                wall[name].append(seconds)
+                cpu[name].append(cpu_seconds)
+    floor_cpu = statistics.median(cpu[FLOOR])
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nSpawn to first tools/list reply over stdio, median of {args.repeat} (alternating); CPU = the "
+          f"server process's user + system time; load average at the end {load}\n")
+    print("| server | tools | median CPU s | CPU − SDK floor s | × floor CPU | median wall s | min wall s | "
+          "max wall s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in commands:
+        median = statistics.median(cpu[name])
+        print(f"| {name} | {tools[name]} | {median:.3f} | {median - floor_cpu:+.3f} | {median / floor_cpu:.2f}× | "
+              f"{statistics.median(wall[name]):.3f} | {min(wall[name]):.3f} | {max(wall[name]):.3f} |")
 
 
 if __name__ == "__main__":

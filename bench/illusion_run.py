@@ -5,6 +5,8 @@ worker finishes at most 2.5 samples/s; K workers at most 2.5*K. The table shows 
 gets to that linear ideal. The agent's own overhead per sample is measured with a zero-latency fake vendor
 (SDK + HTTP + MCP tool + trace) and with the in-process `function` backend (MCP tool + trace only).
 The fake API runs in a subprocess, so its JSON work does not compete with the agent for this process's GIL.
+Beside the wall-clock rates, the agent's CPU time (this process: SDK, HTTP client, in-process tool server,
+trace; not the fake vendor, nor other jobs on the machine) gives samples per CPU-second.
 
     python bench/illusion_run.py [--latency 0.2] [--concurrency 1 4 16 64] [--per-worker 4] [--repeat 3]
 """
@@ -47,22 +49,24 @@ def decide(messages, tools):
     return ANSWER if messages[-1].role == "tool" else tool_call("draw_line", **LINE)
 
 
-async def timed_run(samples, backend, concurrency: int, work: Path) -> tuple[float, int]:
-    """Seconds for one fresh run of `samples` (a new run folder: nothing skipped) and samples not answered."""
+async def timed_run(samples, backend, concurrency: int, work: Path) -> tuple[float, float, int]:
+    """Seconds and agent CPU seconds for one fresh run of `samples` (a new run folder: nothing skipped), and
+    samples not answered."""
     from trompe_agents.toolclient import ToolClient
 
     out = Path(tempfile.mkdtemp(dir=work))
     async with ToolClient.in_process() as tools:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         records = await run_samples(samples, backend, tools, CONFIG,
                                     RunOptions(out=out, concurrency=concurrency, progress=False))
-        seconds = time.perf_counter() - started
-    return seconds, sum(r["answer"] != "yes" or r["agent"] != "main" for r in records.values())
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return seconds, cpu, sum(r["answer"] != "yes" or r["agent"] != "main" for r in records.values())
 
 
-def median_run(samples, backend, concurrency: int, work: Path, repeat: int) -> tuple[float, int]:
+def median_run(samples, backend, concurrency: int, work: Path, repeat: int) -> tuple[float, float, int]:
+    """Median seconds, median agent CPU seconds, and samples not answered over all runs."""
     runs = [asyncio.run(timed_run(samples, backend, concurrency, work)) for _ in range(repeat)]
-    return statistics.median(s for s, _ in runs), sum(f for _, f in runs)
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), sum(r[2] for r in runs)
 
 
 @contextmanager
@@ -113,32 +117,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fake Gemini API, {args.latency * 1000:.0f} ms per request, 2 requests per sample, "
               f"median of {args.repeat} runs, {args.size}px probes\n")
         print("| concurrency | samples | median s | samples/s | ideal samples/s | of ideal | speed-up vs K=1 "
-              "| not answered |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| agent CPU ms per sample | samples per agent CPU-second | not answered |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         base = None
         with fake_gemini(args.latency) as (url, _):
             backend = gemini(url)
             for k in args.concurrency:
                 samples = probes[: k * args.per_worker]
-                seconds, failed = median_run(samples, backend, k, work, args.repeat)
+                seconds, cpu, failed = median_run(samples, backend, k, work, args.repeat)
                 rate = len(samples) / seconds
                 ideal = k / (2 * args.latency)
                 base = base or rate
                 print(f"| {k} | {len(samples)} | {seconds:.2f} | {rate:.2f} | {ideal:.1f} | {rate / ideal:.0%} | "
-                      f"{rate / base:.1f}x | {failed} |", flush=True)
+                      f"{rate / base:.1f}x | {1000 * cpu / len(samples):.1f} | {len(samples) / cpu:.0f} | {failed} |",
+                      flush=True)
 
         samples = probes[:16]
         print("\nagent overhead per sample (concurrency 1, zero latency, 16 samples, median of runs)\n")
-        print("| backend | ms per sample | ratio vs function |")
-        print("|---|---:|---:|")
+        print("| backend | ms per sample | ratio vs function | agent CPU ms per sample | ratio vs function |")
+        print("|---|---:|---:|---:|---:|")
         rows = []
         with fake_gemini(0.0) as (url, _):
             for name, backend in (("function (in-process)", FunctionBackend(decide)),
                                   ("gemini SDK -> loopback HTTP", gemini(url))):
-                seconds, _ = median_run(samples, backend, 1, work, args.repeat)
-                rows.append((name, 1000 * seconds / len(samples)))
-        for name, ms in rows:
-            print(f"| {name} | {ms:.1f} | {ms / rows[0][1]:.2f}x |")
+                seconds, cpu, _ = median_run(samples, backend, 1, work, args.repeat)
+                rows.append((name, 1000 * seconds / len(samples), 1000 * cpu / len(samples)))
+        for name, ms, cpu_ms in rows:
+            print(f"| {name} | {ms:.1f} | {ms / rows[0][1]:.2f}x | {cpu_ms:.1f} | {cpu_ms / rows[0][2]:.2f}x |")
     return 0
 
 

@@ -13,12 +13,30 @@ from each vendor's published formula for the size actually sent, text tokens are
 
 The last column checks that the synthetic images reached the model pixel-exact (lossless PNG, not downscaled).
 
+The second table prices the same sample in USD under a model of each vendor's real prefix cache, for the two
+choices a run has: the shipped K=2 elision, or every image kept with a rolling cache. Each request is a sequence of
+blocks (system + tools, each message's text, each image as sent); the longest run of leading blocks it shares with
+the previous request is read from the cache, the rest is new:
+
+- Anthropic, K=2: the explicit breakpoints (end of system, tools, first user turn) are the only cache entries, so
+  only that stable prefix is read; the rest is fresh input; the first request writes the prefix at 1.25x.
+- Anthropic, rolling (top-level `cache_control`): the breakpoint moves to each request's last block, so the whole
+  previous request is read and everything after it is written at the cache-write price.
+- OpenAI and Gemini (automatic prefix caching, OpenAI routed by `prompt_cache_key`): the shared prefix (OpenAI in
+  128-token steps past the first 1,024) is read; the rest is written at the model's cache-write price where the
+  catalogue has one (OpenAI's `cache_write_tokens`), else billed as plain input (Gemini's implicit cache).
+
+Output is the per-round reasoning and call text (`ROUND_TEXT / 2` characters, /4) plus a 40-token answer; thinking
+tokens are left out (they are the same under both choices). Prices are the catalogue's (`--service-tier flex` or
+`batch` where the vendor has it); the DataCV column is the 630 + 755 items of its two tasks at 10 rounds each.
+
     python bench/image_tokens.py
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import json
 import math
@@ -33,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "agents"))
 
 from trompe_agents.backends.catalogue import (ANTHROPIC_IMAGES, DEFAULT_KEEP_ROUNDS, GEMINI_IMAGES,  # noqa: E402
                                               OPENAI_IMAGES, lookup)
+from trompe_agents.illusion.pricing import price_table  # noqa: E402
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolCall  # noqa: E402
 from trompe_agents.model_images import ImagePolicy, prepare_messages  # noqa: E402
 
@@ -41,6 +60,8 @@ TOOL_IMAGES = [(1024, 768), (1024, 768), (512, 384), (512, 384), (520, 272), (10
                (780, 272), (1024, 768)]
 ROUND_TEXT = 600  # characters of reasoning, call and result text per round (~150 tokens)
 SKETCHPAD, SEVEX = 15_621, 1_375  # the SEVEX paper's per-sample totals, text included
+ANSWER_TOKENS = 40  # the final JSON answer
+DATACV_ITEMS = 630 + 755  # DataCV's two tasks
 
 
 def fit(w: float, h: float, side: float = math.inf, pixels: float = math.inf) -> tuple[float, float]:
@@ -69,6 +90,17 @@ VENDORS: list[tuple[str, str, Callable[[int, int], int], object]] = [
     ("Anthropic claude-sonnet-5-5", "claude-sonnet-5-5", anthropic, ANTHROPIC_IMAGES),
     ("OpenAI gpt-6.1-terra (32-px patches x1.62)", "gpt-6.1-terra", openai_patches, OPENAI_IMAGES),
     ("Gemini gemini-3.1-pro-preview (1120 per image)", "gemini-3.1-pro-preview", gemini3, GEMINI_IMAGES),
+]
+# (vendor, model, tier, image tokens, limits) for the cost table: each backend's default model, Flex / Batch where
+# offered
+PRICED: list[tuple[str, str, str, Callable[[int, int], int], object]] = [
+    ("anthropic", "claude-sonnet-5-5", "standard", anthropic, ANTHROPIC_IMAGES),
+    ("anthropic", "claude-sonnet-5-5", "batch", anthropic, ANTHROPIC_IMAGES),
+    ("anthropic", "claude-haiku-5-5", "standard", anthropic, ANTHROPIC_IMAGES),
+    ("openai", "gpt-6.1-terra", "standard", openai_patches, OPENAI_IMAGES),
+    ("openai", "gpt-6.1-terra", "flex", openai_patches, OPENAI_IMAGES),
+    ("gemini", "gemini-3.8-flash", "standard", gemini3, GEMINI_IMAGES),
+    ("gemini", "gemini-3.8-flash", "flex", gemini3, GEMINI_IMAGES),
 ]
 
 
@@ -128,6 +160,78 @@ def sample_tokens(requests: list[list[Message]], prefix_chars: int, cost: Callab
     return total, exact
 
 
+Block = tuple[str, float]  # (what the block holds, its tokens)
+
+
+def blocks(sent: list[Message], prefix_chars: int, cost: Callable[[int, int], int]) -> list[Block]:
+    """A prepared request as the cache sees it: the system prompt and tools, then each message's text and images."""
+    out: list[Block] = [("system+tools", prefix_chars / 4)]
+    for n, message in enumerate(sent[1:]):
+        for part in message.parts:
+            if isinstance(part, ImagePart):
+                out.append((hashlib.sha256(part.data).hexdigest(), cost(*Image.open(io.BytesIO(part.data)).size)))
+            else:
+                out.append((f"{n}:{part.text}", len(part.text) / 4))
+    return out
+
+
+def shared(a: list[Block], b: list[Block]) -> float:
+    """Tokens of the longest run of leading blocks two requests have in common."""
+    total = 0.0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        total += x[1]
+    return total
+
+
+def billed(requests: list[list[Message]], prefix_chars: int, vendor: str, cost: Callable[[int, int], int], limits,
+           keep: int | None) -> tuple[float, float, float, float]:
+    """(fresh input, cache read, cache write, output) tokens of one sample under the vendor's prefix cache."""
+    fresh = read = write = 0.0
+    previous: list[Block] = []
+    for n, messages in enumerate(requests):
+        sent, _ = prepare_messages(messages, ImagePolicy(limits, "auto", keep))
+        now = blocks(sent, prefix_chars, cost)
+        size = sum(t for _, t in now)
+        if vendor == "anthropic" and keep is not None:  # explicit breakpoints: only the stable prefix is an entry
+            stable = sum(t for _, t in now[:len(blocks(sent[:2], prefix_chars, cost))])
+            hit = stable if n else 0.0
+            fresh += size - stable
+            read, write = read + hit, write + (stable - hit)
+            previous = now
+            continue
+        hit = shared(previous, now)
+        if vendor == "openai":  # cached in 128-token steps past the first 1,024
+            hit = 0.0 if hit < 1024 else 1024 + (hit - 1024) // 128 * 128
+        read += hit
+        write += size - hit  # Anthropic rolling and OpenAI: written; Gemini: priced as plain input below
+        previous = now
+    output = (len(requests) - 1) * ROUND_TEXT / 8 + ANSWER_TOKENS
+    return fresh, read, write, output
+
+
+def dollars(tokens: tuple[float, float, float, float], model: str, tier: str) -> float:
+    """USD of one sample's tokens at the catalogue's price for the tier (no cache-write price: plain input)."""
+    price = price_table(tier)[model]
+    fresh, read, write, output = tokens
+    write_price = price.cache_write if price.cache_write is not None else price.input
+    return (fresh * price.input + read * price.cache_read + write * write_price + output * price.output) / 1e6
+
+
+def cost_table(requests: list[list[Message]], prefix_chars: int) -> None:
+    """USD per sample and per DataCV run: K=2 elision against every image kept with a rolling cache."""
+    k = DEFAULT_KEEP_ROUNDS
+    print(f"\n| vendor | model (tier) | K={k} elision, $/sample | rolling cache, all images, $/sample "
+          f"| rolling / elision | DataCV {DATACV_ITEMS:,} items, K={k} | DataCV, rolling |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for vendor, model, tier, cost, limits in PRICED:
+        elided = dollars(billed(requests, prefix_chars, vendor, cost, limits, DEFAULT_KEEP_ROUNDS), model, tier)
+        rolling = dollars(billed(requests, prefix_chars, vendor, cost, limits, None), model, tier)
+        print(f"| {vendor} | {model} ({tier}) | {elided:.4f} | {rolling:.4f} | {rolling / elided:.2f}x | "
+              f"${elided * DATACV_ITEMS:,.2f} | ${rolling * DATACV_ITEMS:,.2f} |")
+
+
 def main() -> None:
     prefix_chars = asyncio.run(text_prefix())
     images = [synthetic(*ORIGINAL, 0)] + [synthetic(w, h, i + 1) for i, (w, h) in enumerate(TOOL_IMAGES)]
@@ -151,6 +255,7 @@ def main() -> None:
             cells.append(f"{after:,.0f} ({after / today:.2f}x)")
         print(f"| {label} | {today:,.0f} | " + " | ".join(cells) + f" | {'yes' if exact else 'NO'} |")
     print(f"\nreference per-sample totals (SEVEX paper): SEVEX {SEVEX:,}, SketchPad {SKETCHPAD:,}")
+    cost_table(requests, prefix_chars)
 
 
 if __name__ == "__main__":

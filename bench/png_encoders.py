@@ -1,10 +1,12 @@
 """Benchmark: lossless PNG encoders for tool results, and the preview downscale, on the same images.
 
 Candidates are the well-kept libraries that can write PNG from numpy/Pillow pixels: Pillow (the former
-encoder, zlib level 1), OpenCV, imagecodecs (libpng and libspng), and a numpy "Up" row filter with stdlib zlib
-or zlib-ng (trompe's encoder, servers/trompe_server/encode.py). Every candidate's output is decoded with
-Pillow and compared pixel for pixel. OpenCV and imagecodecs are never dependencies of trompe: run this with
-the bench-only venv that has them, or with trompe's venv to time just the installed candidates.
+encoder, zlib level 1), OpenCV, imagecodecs (libpng and libspng), and a numpy "Up" row filter with stdlib zlib,
+zlib-ng (the encoder before) or ISA-L (python-isal: trompe's encoder, servers/trompe_server/encode.py). Times
+are CPU time of this process, interleaved, so other jobs on a shared box do not count. Every candidate's
+output is decoded with Pillow and compared pixel for pixel. OpenCV and imagecodecs are never dependencies of
+trompe: run this with the bench-only venv that has them, or with trompe's venv to time just the installed
+candidates.
 
     PYTHONPATH=servers /work/bench-venv/bin/python bench/png_encoders.py --repeat 7
 """
@@ -68,7 +70,18 @@ def candidates() -> dict[str, Callable[[np.ndarray], bytes]]:
         from zlib_ng import zlib_ng
 
         found["numpy Up + zlib-ng level 2"] = lambda a: up_filter_png(a, lambda d: zlib_ng.compress(d, 2))
-        found[f"numpy Up + zlib-ng level {encode.LEVEL} (trompe)"] = lambda a: encode.encode_png(Image.fromarray(a))
+        found["numpy Up + zlib-ng level 1 (before)"] = lambda a: up_filter_png(a, lambda d: zlib_ng.compress(d, 1))
+    except ImportError:
+        pass
+    try:
+        from isal import isal_zlib
+
+        for level in (0, 1, 2):
+            found[f"numpy Up + ISA-L level {level}"] = partial(up_filter_png, deflate=partial(isal_zlib.compress,
+                                                                                             level=level))
+        # The server's path, from a Pillow image: Image.fromarray here and the tobytes copy in encode_png included
+        found[f"trompe encode_png (ISA-L level {encode.LEVEL}) of a Pillow image"] = lambda a: encode.encode_png(
+            Image.fromarray(a))
     except ImportError:
         pass
     try:
@@ -93,18 +106,19 @@ def candidates() -> dict[str, Callable[[np.ndarray], bytes]]:
 
 
 def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+    """CPU seconds of one call: on a shared box wall time measures the other jobs too."""
+    start = time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def encoder_table(repeat: int) -> None:
     images = {"photo 1024x1024": photo(1024, 1024), "drawing 1024x1024": drawing(1024, 1024),
               "photo 1568x1176 (a 12 MP preview)": photo(1568, 1176)}
     encoders = candidates()
-    print(f"\nPNG encode, median of {repeat} (interleaved); × = time against Pillow; every output decoded by "
+    print(f"\nPNG encode, CPU time, median of {repeat} (interleaved); × = CPU against Pillow; every output decoded by "
           "Pillow to the same pixels\n")
-    print("| image | encoder | median ms | × Pillow | MB | identical pixels |")
+    print("| image | encoder | median CPU ms | × Pillow | MB | identical pixels |")
     print("|---|---|---:|---:|---:|---|")
     for name, rgb in images.items():
         samples: dict[str, list[float]] = {e: [] for e in encoders}
@@ -123,9 +137,9 @@ def encoder_table(repeat: int) -> None:
 def preview_table(repeat: int) -> None:
     encode = trompe_encode()
     before = "Lanczos over the full image (before)"
-    print(f"\nPreview to a 1568-px long side, median of {repeat} (interleaved); difference: mean absolute, in "
-          "grey levels, from the former Lanczos preview\n")
-    print("| source | method | median ms | × before | difference |")
+    print(f"\nPreview to a 1568-px long side, CPU time, median of {repeat} (interleaved); difference: mean "
+          "absolute, in grey levels, from the former Lanczos preview\n")
+    print("| source | method | median CPU ms | × before | difference |")
     print("|---|---|---:|---:|---:|")
     for w, h in ((2000, 1500), (4000, 3000)):
         im = Image.fromarray(photo(w, h))

@@ -4,7 +4,9 @@ Rows: one replica on the default memory registry (baseline), one replica on Redi
 C clients (the official MCP client over streamable HTTP, all in this process) each open a session and make
 crop/draw calls on a 512x512 image; with two replicas, client i opens its session on one replica and makes
 its calls on the other, so every call also exercises the shared registry. Same machine, 2 cores: the load
-generator competes with the servers for CPU, so the ratio is a lower bound for separate machines.
+generator competes with the servers for CPU, so the ratio is a lower bound for separate machines. Beside
+calls/s, the CPU time of the processes this bench started (itself, Redis, the replicas: bench/proctree.py,
+not the other jobs on the machine) gives calls per CPU-second.
 
     python bench/registry_replicas.py [--clients 8] [--calls 20] [--repeat 3]
 """
@@ -29,6 +31,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
+from proctree import ProcessTree
 
 SERVER = str(Path(sys.executable).with_name("trompe-server"))
 
@@ -72,8 +75,9 @@ def image_url(side: int = 512) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-async def drive(urls: list[str], clients: int, calls: int) -> float:
-    """Calls per second over all clients (session opening excluded)."""
+async def drive(urls: list[str], clients: int, calls: int) -> tuple[float, float]:
+    """Calls per second over all clients and calls per CPU-second of every process started (session opening
+    excluded from both)."""
     source = image_url()
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=300)))
@@ -91,9 +95,11 @@ async def drive(urls: list[str], clients: int, calls: int) -> float:
                 if result.is_error:
                     raise SystemExit(f"{name} failed: {result.content[0].text}")
 
-        started = time.perf_counter()
+        tree = ProcessTree()
+        started, cpu = time.perf_counter(), tree.cpu_seconds()
         await asyncio.gather(*(work(caller, s) for (_, caller), s in zip(pairs, sessions)))
-        return clients * calls / (time.perf_counter() - started)
+        seconds, cpu = time.perf_counter() - started, tree.cpu_seconds() - cpu
+        return clients * calls / seconds, clients * calls / cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = {"1 replica, memory registry": [replica("memory")],
                     "1 replica, Redis registry": [replica(redis_url)],
                     "2 replicas, Redis registry": [replica(redis_url), replica(redis_url)]}
-        rates: dict[str, list[float]] = {name: [] for name in settings}
+        rates: dict[str, list[tuple[float, float]]] = {name: [] for name in settings}
         with processes([redis] + [c for group in settings.values() for c in group]):
             for _ in range(args.repeat):
                 for name, group in settings.items():
@@ -126,12 +132,15 @@ def main(argv: list[str] | None = None) -> int:
                     rates[name].append(asyncio.run(drive(urls, args.clients, args.calls)))
         print(f"{args.clients} clients x {args.calls} calls (crop / draw_line on 512x512), median of {args.repeat} "
               "interleaved runs, one machine\n")
-        print("| setting | calls/s | vs 1 replica (memory) | vs 1 replica (Redis) |")
-        print("|---|---:|---:|---:|")
-        medians = {name: statistics.median(r) for name, r in rates.items()}
-        base, redis_one = medians["1 replica, memory registry"], medians["1 replica, Redis registry"]
-        for name, rate in medians.items():
-            print(f"| {name} | {rate:.1f} | {rate / base:.2f}x | {rate / redis_one:.2f}x |")
+        print("| setting | calls/s | vs 1 replica (memory) | vs 1 replica (Redis) | calls per CPU-second "
+              "| vs 1 replica (memory) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        medians = {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r))
+                   for name, r in rates.items()}
+        (base, base_cpu), (redis_one, _) = medians["1 replica, memory registry"], medians["1 replica, Redis registry"]
+        for name, (rate, per_cpu) in medians.items():
+            print(f"| {name} | {rate:.1f} | {rate / base:.2f}x | {rate / redis_one:.2f}x | {per_cpu:.1f} | "
+                  f"{per_cpu / base_cpu:.2f}x |")
     return 0
 
 

@@ -7,7 +7,9 @@ ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and wr
 its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
 stdio beside the current one. With --line-client every stdio server is also called through a plain JSON-RPC
 client with linear buffering (lineclient.py says why). Calls go round-robin after one warm-up round, so load
-hits every column alike.
+hits every column alike. With --cpu the tables are CPU time per call instead of wall time (what to trust on a
+shared box): this process's (client, and the whole in-memory column) plus the server process's, read from
+/proc; a second table gives the servers' own CPU and minor page faults per call.
 
 Also the peak memory (RSS) of one session holding 200 derived versions of a 4000x3000 image, to show the
 memory budget and spill to disk keep the server bounded.
@@ -41,6 +43,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from lineclient import LineClient
 from PIL import Image
+from proctree import descendants
 from pydantic import TypeAdapter
 from sample_images import photo
 from tqdm import tqdm
@@ -68,6 +71,8 @@ def tool_arguments(tool: str, w: int, h: int) -> dict[str, Any]:
         "overlay_images": {"base": "original", "overlay": "original", "box": [0, 0, w // 2, h // 2]},
         "compare_crops": {"crops": [{"image": "original", "box": [0, 0, w // 4, h // 4]},
                                     {"image": "original", "box": [w // 2, h // 2, 3 * w // 4, 3 * h // 4]}]},
+        "overlay_grid": {"image": "original"},
+        "sample_color": {"image": "original", "points": [[w // 4, h // 4], [w // 2, h // 2]], "radius": 3},
     }[tool]
 
 
@@ -114,18 +119,34 @@ def raw_floor(fn: Callable, images: dict[str, Image.Image], arguments: dict[str,
         out.image.save(io.BytesIO(), format="PNG", compress_level=1)
 
 
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
+def server_usage(pid: int | None) -> tuple[float, int]:
+    """CPU seconds and minor page faults of a server process so far; zeros for none.
+
+    CPU is the sum of its threads' run time in /proc/<pid>/task/*/schedstat (nanoseconds; /proc/<pid>/stat
+    counts in 10 ms ticks, coarser than a 1024x1024 call).
+    """
+    if pid is None:
+        return 0.0, 0
+    ran = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that has just ended
+            ran += int((task / "schedstat").read_text().split()[0])
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return ran / 1e9, int(fields[7])
 
 
-async def timed(call) -> float:
-    """Seconds one call takes (sync or async)."""
-    start = time.perf_counter()
+async def timed(call, pid: int | None = None) -> dict[str, float]:
+    """One call (sync or async): its wall seconds, CPU seconds of this process and of the server `pid`, and
+    the server's minor page faults."""
+    start, cpu, (served, faults) = time.perf_counter(), time.process_time(), server_usage(pid)
     result = call()
     if hasattr(result, "__await__"):
         result = await result
         assert not result.is_error, result.content
-    return time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    served_after, faults_after = server_usage(pid)
+    return {"wall": wall, "cpu": cpu + served_after - served, "server": served_after - served,
+            "faults": faults_after - faults}
 
 
 def free_port() -> int:
@@ -178,27 +199,49 @@ def stdio_servers(root: Path, args: argparse.Namespace) -> dict[str, StdioServer
     return servers
 
 
-async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int, int], int]) -> list[dict[str, Any]]:
+def started(before: set[int]) -> int:
+    """The one child this process started since `before` (a snapshot of descendants()): the server."""
+    new = [pid for pid in descendants(os.getpid()) - before
+           if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()]
+    assert len(new) == 1, new
+    return new[0]
+
+
+async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int, int], int]
+                     ) -> dict[str, list[dict[str, Any]]]:
     limits = Limits.from_env({}, max_session_bytes=64 * GiB, max_images=5000, max_source_bytes=GiB)
-    app = create_app(ServerConfig(limits=limits, roots=[root], tags=["core"]))
+    app = create_app(ServerConfig(limits=limits, roots=[root], tags=["core", "analysis"]))
     tools = {name: spec.fn for name, spec in app.tools.items()}
     sizes = [s for s in SIZES if s in reps]
-    work = [(size, tool) for size in sizes for tool in PEER_TOOLS]
-    work += [((1024, 1024), tool) for tool in tools if tool not in PEER_TOOLS and (1024, 1024) in reps]
+    chosen = args.tools or [name for name, spec in app.tools.items() if "core" in spec.tags]
+    work = [(size, tool) for size in sizes for tool in PEER_TOOLS if tool in chosen]
+    work += [((1024, 1024), tool) for tool in chosen if tool not in PEER_TOOLS and (1024, 1024) in reps]
     outputs = root / "out"
     outputs.mkdir()
-    rows = []
+    rows: dict[str, list[dict[str, Any]]] = {"wall": [], "cpu": [], "server": [], "faults": []}
+    pids: dict[str, int | None] = {"floor": None, "memory": None}  # in-process: this process's CPU is all of it
     async with contextlib.AsyncExitStack() as stack:
         clients = {"memory": await stack.enter_async_context(Client(app.mcp))}
+
+        async def connect(name: str, context: Any) -> None:
+            before = descendants(os.getpid())
+            clients[name] = await stack.enter_async_context(context)
+            pids[name] = started(before)
+
+        async def connect_http() -> None:
+            before = descendants(os.getpid())
+            url = stack.enter_context(http_server(root))
+            pids["http"] = started(before)
+            clients["http"] = await stack.enter_async_context(Client(url))
+
         for name, params in stdio_servers(root, args).items():
             if name == "imagesorcery":  # column order: trompe's transports first, then the peers
-                clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
-            clients[name] = await stack.enter_async_context(Client(params))
+                await connect_http()
+            await connect(name, Client(params))
             if args.line_client:
-                clients[f"{name}, line client"] = await stack.enter_async_context(
-                    LineClient(params.command, params.args, params.env, params.cwd))
+                await connect(f"{name}, line client", LineClient(params.command, params.args, params.env, params.cwd))
         if "http" not in clients:
-            clients["http"] = await stack.enter_async_context(Client(stack.enter_context(http_server(root))))
+            await connect_http()
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
             path = root / f"{size[0]}x{size[1]}.png"
             if not path.exists():
@@ -218,18 +261,21 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
                 opened = await client.call_tool("open_session", {"source": path.name})
                 sessions[name] = opened.structured_content["session"]
                 calls[name] = partial(client.call_tool, tool, {"session": sessions[name], **arguments})
-            samples: dict[str, list[float]] = {name: [] for name in calls}
+            samples: dict[str, list[dict[str, float]]] = {name: [] for name in calls}
             for rep in range(reps[size] + 1):  # round-robin, so load changes hit every column alike
                 for name, call in calls.items():
-                    seconds = await timed(call)
+                    usage = await timed(call, pids[name])
                     if rep:  # the first round warms up
-                        samples[name].append(seconds)
+                        samples[name].append(usage)
             for name, session in sessions.items():
                 await clients[name].call_tool("close_session", {"session": session})
             for leftover in [*outputs.iterdir(), *(root / "ddp" / "mcp_output").glob("*.png")]:
                 leftover.unlink()
-            rows.append({"tool": tool, "size": f"{size[0]}x{size[1]}"}
-                        | {name: median_ms(values) for name, values in samples.items()})
+            for metric, table in rows.items():
+                scale = 1 if metric == "faults" else 1000
+                table.append({"tool": tool, "size": f"{size[0]}x{size[1]}"}
+                             | {name: statistics.median(s[metric] for s in values) * scale
+                                for name, values in samples.items()})
     app.registry.close()
     return rows
 
@@ -241,6 +287,16 @@ def print_tool_table(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         cells = [f"{r[k]:.1f} ({r[k] / r['floor']:.2f}×)" if k in r else "–" for k in columns]
         print(f"| {r['tool']} | {r['size']} | {r['floor']:.1f} | " + " | ".join(cells) + " |")
+
+
+def print_server_table(server: list[dict[str, Any]], faults: list[dict[str, Any]]) -> None:
+    """Each server process's own CPU ms and minor page faults per call (in-process columns left out)."""
+    columns = [c for c in server[0] if c not in ("tool", "size", "floor", "memory")]
+    print("| tool | size | " + " | ".join(f"{c} server CPU ms (faults)" for c in columns) + " |")
+    print("|---|---|" + "---:|" * len(columns))
+    for cpu, fault in zip(server, faults):
+        cells = [f"{cpu[k]:.1f} ({fault[k]:.0f})" if k in cpu else "–" for k in columns]
+        print(f"| {cpu['tool']} | {cpu['size']} | " + " | ".join(cells) + " |")
 
 
 def peak_rss() -> int:
@@ -307,6 +363,11 @@ def main() -> None:
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
     parser.add_argument("--line-client", action="store_true",
                         help="also call every stdio server through a linear-buffered JSON-RPC client (lineclient.py)")
+    parser.add_argument("--tools", type=lambda names: names.split(","), metavar="A,B",
+                        help="only these tools (default: the core tools; overlay_grid and sample_color also work)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="CPU time per call (client + server, from /proc) instead of wall time, and each "
+                             "server's own CPU and page faults")
     parser.add_argument("--memory-child", nargs=3, metavar=("PATH", "BUDGET", "VERSIONS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     logging.disable(logging.INFO)  # the SDK logs every HTTP request and tool failure at INFO
@@ -318,9 +379,14 @@ def main() -> None:
     reps = dict(list(zip(SIZES, counts))[:args.largest])
     with tempfile.TemporaryDirectory() as tmp:
         rows = anyio.run(tool_table, Path(tmp), args, reps)
-    print("\nMedian wall time per call (" + ", ".join(f"{w}x{h}: {n}" for (w, h), n in reps.items())
-          + " repetitions); × = ratio to the raw floor\n")
-    print_tool_table(rows)
+    counted = ", ".join(f"{w}x{h}: {n}" for (w, h), n in reps.items())
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"\nMedian {'CPU' if args.cpu else 'wall'} time per call ({counted} repetitions; load average at the "
+          f"end {load}); × = ratio to the raw floor\n")
+    print_tool_table(rows["cpu" if args.cpu else "wall"])
+    if args.cpu:
+        print("\nMedian CPU time and minor page faults of each server process per call\n")
+        print_server_table(rows["server"], rows["faults"])
     if args.skip_memory:
         return
     budgets = [256 * MiB] if args.quick else [256 * MiB, Limits().memory_budget]

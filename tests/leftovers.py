@@ -1,14 +1,20 @@
 """Fail the test run when it leaves anything behind: files in the temp dir or processes still running.
 
 The suite gets a temp dir of its own (TMPDIR, inherited by every subprocess) and an environment marker that
-every process it starts inherits. At the end, anything in that dir besides pytest's own folders, or any live
-process that carries the marker, fails the run with a list of what was left.
+every process it starts inherits. A process that starts with an empty environment (a bubblewrap sandbox's
+child, `--clearenv`) carries no marker, so the suite also claims its process tree: the test process is made
+the child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so a process whose parent died is reparented to it,
+not to pid 1, and stays in the tree. At the end, anything in that dir besides pytest's own folders, or any live
+process that carries the marker or descends from this process or from a marked one, fails the run with a list
+of what was left.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -47,28 +53,62 @@ def deactivate() -> None:
 activate()
 
 
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def claim_orphans() -> bool:
+    """Make this process the subreaper of everything it starts (Linux); False where that is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def _processes() -> dict[int, tuple[int, bool, str]]:
+    """pid -> (parent pid, carries this run's marker, command line) of every live process but zombies."""
+    needle = f"{MARKER}={_token}".encode()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            if state == "Z":
+                continue  # a zombie has exited; its parent (a test tool, or this process) reaps it
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            try:
+                marked = needle in (entry / "environ").read_bytes().split(b"\0")
+            except PermissionError:  # another user's process (a sandbox dropped to an unprivileged uid)
+                marked = False
+        except OSError:
+            continue  # it exited while being read
+        found[int(entry.name)] = (int(parent), marked, cmd)
+    return found
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get(MARKER) != _token or not _tmp.is_dir():
         activate()
+    claim_orphans()
 
 
 def marked_processes() -> list[tuple[int, str]]:
-    """Live processes other than this one whose environment carries this run's marker."""
-    found = []
-    needle = f"{MARKER}={_token}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
-            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                continue  # a zombie has exited; its parent (a test tool) reaps it
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        found.append((int(entry.name), cmd))
-    return found
+    """Live processes other than this one that carry this run's marker or descend from this process or from a
+    marked process (a sandbox child starts with an empty environment; an orphan is reparented to this one)."""
+    table = _processes()
+    me = os.getpid()
+
+    def ours(pid: int) -> bool:
+        seen = set()
+        while pid in table and pid not in seen:
+            seen.add(pid)
+            parent, marked, _ = table[pid]
+            if marked or parent == me:
+                return True
+            pid = parent
+        return False
+
+    return sorted((pid, cmd) for pid, (_, _, cmd) in table.items() if pid != me and ours(pid))
 
 
 # Folders third-party libraries keep in the temp dir by design (removed with this run's temp dir): pytest's own

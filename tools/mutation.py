@@ -42,14 +42,18 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                    "tests/server/test_argument_messages.py", "tests/server/test_tool_context.py"]),
     "answers": (["trompe_agents/datasets/answers.py"],
                 ["tests/datasets/test_dataset_answers.py", "tests/datasets/test_extract_table.py"]),
-    "retry": (["trompe_agents/backends/retry.py", "trompe_agents/backends/error_kinds.py"],
-              ["tests/agents/test_retry_policy.py"]),  # the SDKs in memory: the loopback files take minutes a mutant
+    "retry": (["trompe_agents/backends/retry.py", "trompe_agents/backends/error_kinds.py", "trompe_agents/failures.py"],
+              # the SDKs in memory: the loopback files take minutes a mutant
+              ["tests/agents/test_retry_policy.py", "tests/agents/test_sample_records.py"]),
     # runs: not test_run.py's SIGKILL test (its subprocess imports the unmutated package) nor its four-vendor run
-    "runs": (["trompe_agents/illusion/runner.py", "trompe_agents/illusion/submit.py"],
+    "runs": (["trompe_agents/illusion/runner.py", "trompe_agents/illusion/submit.py",
+              "trompe_agents/backends/ratelimit.py"],
              ["tests/illusion/test_resume.py", "tests/illusion/test_submit.py", "tests/illusion/test_failures.py",
               "tests/illusion/test_run.py::test_per_sample_errors_are_recorded_and_the_run_goes_on",
               "tests/illusion/test_run.py::test_concurrency_bounds_samples_in_flight",
               "tests/illusion/test_run.py::test_rate_limit_spaces_request_starts_evenly"]),
+    "metrics": (["trompe_agents/datasets/metrics.py", "trompe_agents/records.py"],
+                ["tests/datasets/test_metrics.py", "tests/agents/test_sample_records.py", "tests/illusion/test_stats.py"]),
     "nuct": (["trompe_agents/sevex/nuct.py"],
              ["tests/sevex/test_nuct.py", "tests/sevex/test_strategies.py", "tests/sevex/test_records.py"]),
 }

@@ -1,4 +1,9 @@
-"""The hooks an agent-side plugin can implement."""
+"""The hooks an agent-side plugin can implement: one per extension point, each `register_<things>(register)`.
+
+A plugin (entry-point group `trompe.backends`, or registered in process on `plugins.plugin_manager()`) implements
+any of them; the built-ins register through the same hooks. A name two plugins register, a built-in's included,
+is refused with an error naming both plugins (`plugins.registered`).
+"""
 
 from pluggy import HookimplMarker, HookspecMarker
 
@@ -8,4 +13,41 @@ hookimpl = HookimplMarker("trompe_agents")
 
 @hookspec
 def register_backends(register):
-    """Register model backends: call register(name, factory) where factory(BackendOptions) -> Backend."""
+    """Register model backends: call register(name, factory) where factory(BackendOptions) -> Backend.
+
+    A name another plugin registers too (a built-in's included) is refused with an error naming both."""
+
+
+@hookspec
+def register_executors(register):
+    """Register executors: call register(name, factory) where factory(job, workers=, concurrency=, address=)
+    returns an `executors.Executor`, or None for today's path (every sample in this process)."""
+
+
+@hookspec
+def register_sandboxes(register):
+    """Register sandboxes for SEVEX's generated code: call register(name, factory) where factory() returns an
+    `sevex.isolation.Isolation` (its `unavailable()` says why it cannot run here)."""
+
+
+@hookspec
+def register_probe_families(register):
+    """Register probe families: call register(name, family) with a `probes.Family` (suite, maker, magnitudes)."""
+
+
+@hookspec
+def register_dataset_formats(register):
+    """Register dataset formats: call register(name, loader) where loader(path, images_root, split) returns a
+    `datasets.ListDataset`; users pick it with --format NAME."""
+
+
+@hookspec
+def register_scorers(register):
+    """Register benchmark scorers: call register((format, name), scorer) where scorer(records) returns a
+    `datasets.scorers.Score`; `--scorer NAME` picks it for runs of that format."""
+
+
+@hookspec
+def register_commands(register):
+    """Register `trompe` subcommands: call register(name, add) where add(subparsers) adds the subcommand `name`
+    (`subparsers.add_parser(name, ...)`, with `set_defaults(func=...)`: func(args) returns the exit status)."""

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .final_answer import AnswerError, parse_answer
+from .replies import ReplyTooLong
 from .backends.base import Backend
 from .messages import ImagePart, Message, TextPart, ToolCall, Usage
-from .toolclient import SessionInfo, ToolClient, ToolResultParts
+from .toolclient import SessionInfo, ToolClient, ToolInfrastructureError, ToolResultParts
 from .trace import Trace
-from .statefiles import failure_kind
+from .failures import ErrorKind, failure_kind
 
 MAX_EMPTY = 2  # empty replies in a row before the agent gives up (Claude documents them; Gemini 3 when thinking
 # spends the output budget); an empty assistant turn is never sent back, since the vendors reject it with a 400
+MAX_TOOL_CALLS = 16  # tool calls run per reply; the rest are answered with an error naming the cap, never run
 OUTPUT_ID = re.compile(r"img_\d{3,}")  # the registry's names for tool outputs; any other id is an input
 Stop = Literal["answer", "max_rounds", "error", "invalid_answer"]
 
@@ -35,8 +37,9 @@ class AgentResult:
     tool_calls: list[str] = field(default_factory=list)  # calls the server executed
     session: str = ""
     trace_path: Path | None = None
-    error_kind: str | None = None  # why there is no answer: a backend error kind, empty_reply, invalid_answer, ...
-    refused: list[str] = field(default_factory=list)  # calls with bad arguments, or that the server refused
+    error_kind: ErrorKind | None = None  # why there is no answer: a backend's kind, empty_reply, invalid_answer, ...
+    refused: list[str] = field(default_factory=list)  # calls with bad arguments, the server refused, or past the
+    # per-reply cap (MAX_TOOL_CALLS)
     unknown: list[str] = field(default_factory=list)  # calls of tools that were not offered
     empty_replies: int = 0  # replies with neither text nor tool calls; each was answered with a re-prompt
 
@@ -128,6 +131,8 @@ class _Loop:
             try:
                 turn = await self.backend.complete(self.messages, schemas, final_schema=self.schema)
             except Exception as exc:  # noqa: BLE001 -- a failed backend ends this sample, not the run
+                billed = getattr(exc, "usage", None)  # e.g. a reply cut off twice: both were billed
+                self.usage = self.usage + billed if isinstance(billed, Usage) else self.usage
                 return self.finish(None, text, rounds, "error", f"{type(exc).__name__}: {exc}",
                                    failure_kind(exc))
             self.usage = self.usage + turn.usage
@@ -141,19 +146,24 @@ class _Loop:
             self.messages.append(turn.message)
             text = turn.message.text
             if turn.message.tool_calls:
-                for call in turn.message.tool_calls:
+                calls = turn.message.tool_calls
+                for call in calls[:MAX_TOOL_CALLS]:
                     await self.run_tool(call, offered)
+                for call in calls[MAX_TOOL_CALLS:]:
+                    self.over_cap(call, len(calls))
                 continue
             try:
                 return self.finish(parse_answer(text, self.schema), text, rounds, "answer")
+            except ReplyTooLong as exc:  # a typed failure: a correction would only ask for more of the same
+                return self.finish(None, text, rounds, "invalid_answer", str(exc), exc.kind)
             except AnswerError as exc:
                 if corrected:
-                    return self.finish(None, text, rounds, "invalid_answer", str(exc), "invalid_answer")
+                    return self.finish(None, text, rounds, "invalid_answer", str(exc), ErrorKind.INVALID_ANSWER)
                 corrected = True
                 self.add(Message("user", [TextPart(f"Your final answer is not valid: {exc}. "
                                                    + answer_instruction(self.schema))]))
         return self.finish(None, text, rounds, "max_rounds", f"no final answer after {max_rounds} rounds",
-                           "max_rounds")
+                           ErrorKind.MAX_ROUNDS)
 
     def empty_reply(self, rounds: int) -> AgentResult | None:
         """Re-prompt after an empty reply (never echoed back); give up after MAX_EMPTY in a row."""
@@ -163,13 +173,16 @@ class _Loop:
             self.trace.event("empty_reply", self.agent, round=rounds, in_a_row=self.empty)
         if self.empty >= MAX_EMPTY:
             return self.finish(None, "", rounds, "error", f"the model replied with nothing {self.empty} times in a "
-                               "row", "empty_reply")
+                               "row", ErrorKind.EMPTY_REPLY)
         self.add(Message("user", [TextPart("Your reply was empty. Continue: call a tool, or give your final answer. "
                                            + answer_instruction(self.schema))]))
         return None
 
     async def run_tool(self, call: ToolCall, offered: set[str]) -> None:
-        """Run one call; every failure becomes an error result the model can read and recover from."""
+        """Run one call; the model's failures become an error result it can read and recover from.
+
+        The server's (ToolInfrastructureError: the session lost, the registry down, no replica answering)
+        end the sample instead: shown to the model, they would turn into an answer made without the tools."""
         started = time.monotonic()
         if call.arguments is None:
             result = ToolResultParts(f"error: the arguments of {call.name} are not valid JSON "
@@ -180,9 +193,22 @@ class _Loop:
         else:
             try:
                 result = await self.tools.call(self.session, call.name, call.arguments)
-            except Exception as exc:  # noqa: BLE001 -- transport trouble: tell the model, go on
+            except ToolInfrastructureError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- any other trouble: tell the model, go on
                 result = ToolResultParts(f"error: {call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         kept = self.unknown if call.name not in offered else self.refused if result.is_error else self.calls
+        self.answer_call(call, result, kept, started)
+
+    def over_cap(self, call: ToolCall, count: int) -> None:
+        """A call past MAX_TOOL_CALLS in one reply: not run; its result says why (every call needs a result)."""
+        result = ToolResultParts(f"error: {call.name} was not run: this reply made {count} tool calls and at most "
+                                 f"{MAX_TOOL_CALLS} are run per reply; call it again in a later reply if you "
+                                 "still need it", is_error=True)
+        self.answer_call(call, result, self.refused, time.monotonic())
+
+    def answer_call(self, call: ToolCall, result: ToolResultParts, kept: list[str], started: float) -> None:
+        """Record a call under `kept` and give the model its result."""
         kept.append(call.name)
         message = result.to_message(call.id, call.name)
         self.messages.append(message)
@@ -190,7 +216,7 @@ class _Loop:
             self.trace.tool_result(self.agent, message, time.monotonic() - started)
 
     def finish(self, answer: dict[str, Any] | None, text: str, rounds: int, stop: Stop,
-               error: str | None = None, kind: str | None = None) -> AgentResult:
+               error: str | None = None, kind: ErrorKind | None = None) -> AgentResult:
         if self.trace:
             self.trace.event("answer", self.agent, answer=answer, stop=stop, rounds=rounds, error=error,
                              error_kind=kind, usage=asdict(self.usage), tool_calls=self.calls,

@@ -1,9 +1,12 @@
-"""Backends come from plugins (entry-point group `trompe.backends`), built-in vendors included."""
+"""Plugins (entry-point group `trompe.backends`) register backends, dataset formats, scorers, probe families,
+sandboxes, executors and `trompe` subcommands through the hooks of hookspecs.py, the built-ins included; a name
+registered twice is refused naming both."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -14,6 +17,7 @@ from . import hookspecs
 from .backends.base import Backend, BackendError, BackendOptions
 
 ENTRY_POINT_GROUP = "trompe.backends"
+DISTRIBUTION = "trompe"  # the built-in backends' distribution (pyproject.toml)
 Factory = Callable[[BackendOptions], Backend]
 
 
@@ -23,18 +27,21 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("trompe_agents")
     pm.add_hookspecs(hookspecs)
     pm.load_errors = {}  # plugin name -> why it did not load, reported when someone asks for it
+    pm.third_party_loaded = False  # whether registered() has imported the third-party plugins yet
     return pm
 
 
 def _load(only: str | None = None) -> pluggy.PluginManager:
-    """Import the entry-point plugins (just the one named `only`, when given: vendor SDKs are slow to import)."""
+    """Import the entry-point plugins: with `only`, the built-in named so and every third-party one (vendor SDKs
+    are slow to import, and a third-party plugin may register any backend name, the built-ins' included)."""
     pm = plugin_manager()
     try:
         entry_points = entry_points_by_name(ENTRY_POINT_GROUP).values()
     except PluginConflict as exc:  # a third-party `claude` must not silently replace the built-in one
         raise BackendError(str(exc)) from None
     for ep in entry_points:
-        if (only is not None and ep.name != only) or pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
+        skipped = only is not None and ep.name != only and ep.dist is not None and ep.dist.name == DISTRIBUTION
+        if skipped or pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
             continue
         try:
             pm.register(ep.load(), name=ep.name)
@@ -44,15 +51,41 @@ def _load(only: str | None = None) -> pluggy.PluginManager:
     return pm
 
 
+def _collect(pm: pluggy.PluginManager, hook: str, what: str, error: type[Exception]) -> dict[str, Any]:
+    """name -> what the plugins register through `hook`; a name two plugins register is refused naming both (a
+    third-party `claude` must not silently replace the built-in one, as a tool defined twice is refused)."""
+    found: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+
+    def registrar(plugin: str) -> Callable[[str, Any], None]:
+        def register(name: str, thing: Any) -> None:
+            if name in owners:
+                first, second = sorted((owners[name], plugin))
+                raise error(f"{what} {name!r} is registered by both plugin {first!r} and plugin {second!r}; "
+                            "uninstall the one you do not want (pip uninstall NAME)")
+            found[name], owners[name] = thing, plugin
+
+        return register
+
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        impl.function(register=registrar(impl.plugin_name))
+    return dict(sorted(found.items()))
+
+
 def _factories(pm: pluggy.PluginManager) -> dict[str, Factory]:
-    factories: dict[str, Factory] = {}
+    return _collect(pm, "register_backends", "backend", BackendError)
 
-    def register(name: str, factory: Factory) -> None:
-        factories[name] = factory
 
-    for impl in pm.hook.register_backends.get_hookimpls():
-        impl.function(register=register)
-    return dict(sorted(factories.items()))
+def registered(hook: str, what: str, builtin: ModuleType, builtin_name: str) -> dict[str, Any]:
+    """name -> what every plugin registers through `hook` (e.g. register_executors), the built-in plugin
+    `builtin` included (registered as `builtin_name`); a name two plugins register is a PluginConflict."""
+    pm = plugin_manager()
+    if not pm.third_party_loaded:  # once: scanning the entry points takes ~15 ms
+        _load(only="")  # third-party plugins only: the built-in backends' vendor SDKs are not needed here
+        pm.third_party_loaded = True
+    if pm.get_plugin(builtin_name) is None:
+        pm.register(builtin, name=builtin_name)
+    return _collect(pm, hook, what, PluginConflict)
 
 
 def backend_factories() -> dict[str, Factory]:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-TRANSIENT_KIND = "disk_full"  # error_kind of a sample cut short by a full disk: retried on resume
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -85,9 +82,3 @@ def cut_torn_tail(path: Path) -> int:
             os.fsync(file.fileno())
         return size - end
 
-
-def failure_kind(exc: BaseException) -> str:
-    """The error_kind a failure is recorded under: disk_full (retried on resume), the error's own, or 'run'."""
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return TRANSIENT_KIND
-    return getattr(exc, "kind", "run")

@@ -1,19 +1,36 @@
-"""Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model."""
+"""Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model.
+
+A connection that breaks (a replica killed, a balancer dropping it, a timeout) is replaced by a new one and
+the request sent again with the same request id, which the server uses to answer a call it already stored
+with what it stored. Failures of the server's side (the session is gone, its registry is down, no replica
+answers) raise ToolInfrastructureError: they fail the sample instead of reaching the model as a tool error.
+"""
 
 from __future__ import annotations
 
 import base64
 import logging
+import secrets
 import shlex
+import sys
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
+import anyio
 from mcp import Client, StdioServerParameters
-from mcp.types import Tool, ToolListChangedNotification
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Tool, ToolListChangedNotification
+from trompe_server.wire import FAILURE_META, REQUEST_META
 
+from .failures import ErrorKind
 from .messages import ImagePart, Message, TextPart, ToolSchema
+from .stdio_lines import linear_stdio_client
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Session tools the model may use itself; the others (open/add/close) are the client's business.
 MODEL_SESSION_TOOLS = ("list_images", "view_image")
@@ -47,6 +64,25 @@ class ToolClientError(RuntimeError):
     """The server refused a session-level request (bad image, unknown session, unknown tool name)."""
 
 
+class ToolInfrastructureError(ToolClientError):
+    """The tool server's side failed, not the model's arguments: the session was evicted or expired, the
+    registry's storage is down, or no replica answered. The sample fails with this kind; --retry-errors reruns it."""
+
+    kind = ErrorKind.TOOL_INFRASTRUCTURE
+
+    def __init__(self, message: str, failure: str | None = None):
+        super().__init__(message)
+        self.failure = failure  # 'session' when the server no longer has the session, else None
+
+
+@dataclass
+class _Connection:
+    """One MCP connection, held open by a task of its own: its transport failing never cancels a caller."""
+
+    client: Client
+    done: anyio.Event = field(default_factory=anyio.Event)  # set to close it, or once it has failed
+
+
 def image_data_url(image: Path | str | bytes) -> str:
     """A data: URL for image bytes or a file, so every transport (even remote HTTP) can receive it."""
     data = image if isinstance(image, bytes) else Path(image).read_bytes()
@@ -58,17 +94,23 @@ class ToolClient:
     """An MCP client to one trompe server; use `async with`. Build it with in_process/stdio/http."""
 
     mode = "auto"  # the SDK's protocol negotiation; "legacy" forces the initialize handshake
+    retries = 4  # sends after the first, over a new connection when the old one broke (a replica died)
+    retry_delay = 0.5  # seconds before the first resend, doubling: 7.5 s in all, a Redis restart's time
 
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
-                 label: str = ""):
+                 label: str = "", timeout: float | None = None):
+        """`timeout`: seconds one request may take before its connection is replaced and it is sent again."""
         self._target = target
         self._app = app  # in-process server we own and must close
         self._token: str | None = None
         self._stack: AsyncExitStack | None = None
-        self._client: Client | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None  # holds each connection's task
+        self._connection: _Connection | None = None
+        self._connecting: anyio.Lock | None = None
         self._tools: list[Tool] | None = None  # this connection's tools/list, until tools/list_changed
         self.default_tags = default_tags
         self.label = label
+        self.timeout = timeout
 
     @classmethod
     def in_process(cls, config: Any = None) -> ToolClient:
@@ -95,27 +137,32 @@ class ToolClient:
         return cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
 
     @classmethod
-    def http(cls, url: str, token: str | None = None) -> ToolClient:
+    def http(cls, url: str, token: str | None = None, timeout: float | None = 300.0) -> ToolClient:
         """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp."""
-        client = cls(url, label=url)
+        client = cls(url, label=url, timeout=timeout)
         client._token = token
         return client
 
-    async def _connect_target(self) -> Any:
-        """What mcp.Client connects to; with a token, an HTTP transport that sends it on every request."""
+    async def _connect_target(self, stack: AsyncExitStack) -> Any:
+        """What mcp.Client connects to: a subprocess through the linear-time stdio reader, and with a token, an
+        HTTP transport that sends it on every request."""
+        if isinstance(self._target, StdioServerParameters) and sys.platform != "win32":
+            return linear_stdio_client(self._target)
         if not self._token:
             return self._target
         from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
         http_client = create_mcp_http_client(headers={"Authorization": f"Bearer {self._token}"})
-        await self._stack.enter_async_context(http_client)
+        await stack.enter_async_context(http_client)
         return streamable_http_client(self._target, http_client=http_client)
 
     async def __aenter__(self) -> Self:
         self._stack = AsyncExitStack()
+        self._connecting = anyio.Lock()
         try:
-            self._client = await self._stack.enter_async_context(
-                Client(await self._connect_target(), message_handler=self._on_message, mode=self.mode))
+            self._tasks = await self._stack.enter_async_context(anyio.create_task_group())
+            self._stack.callback(self._close_connection)  # runs first: the task group then waits for it to end
+            self._connection = await self._tasks.start(self._hold)
         except Exception as exc:
             await self.__aexit__(None, None, None)
             raise ToolClientError(f"cannot reach the tool server ({self.label}): {_leaf_messages(exc)}; check "
@@ -128,18 +175,91 @@ class ToolClient:
     async def __aexit__(self, *exc_info: object) -> None:
         if self._stack is not None:
             await self._stack.aclose()
-        self._stack, self._client, self._tools = None, None, None
+        self._stack, self._tasks, self._connection, self._tools = None, None, None, None
         if self._app is not None:
             self._app.registry.close()
 
+    def _close_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.done.set()
+
+    async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Open one connection and keep it until it is closed or fails; a failure only marks it done."""
+        connection = None
+        try:
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(
+                    Client(await self._connect_target(stack), message_handler=self._on_message, mode=self.mode,
+                           read_timeout_seconds=self.timeout))
+                connection = _Connection(client)
+                task_status.started(connection)
+                await connection.done.wait()
+        except Exception as exc:
+            if connection is None:
+                raise  # to the opener, through TaskGroup.start
+            logger.info("connection to the tool server (%s) failed: %s", self.label, _leaf_messages(exc))
+        finally:
+            if connection is not None:
+                connection.done.set()
+
+    async def _current(self) -> _Connection:
+        """The open connection, or a new one (same server, same registry sessions) if the last one broke."""
+        if self._tasks is None or self._connecting is None:
+            raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
+        async with self._connecting:  # concurrent callers that saw it break share one new connection
+            if self._connection is None or self._connection.done.is_set():
+                self._tools = None
+                self._connection = await self._tasks.start(self._hold)
+            return self._connection
+
     @property
     def client(self) -> Client:
-        if self._client is None:
+        """The current connection's MCP client (requests sent on it directly are not retried)."""
+        if self._connection is None:
             raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
-        return self._client
+        return self._connection.client
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """Send, and resend over a new connection after a transport failure or while the registry is down.
+
+        A session the server lost, or no answer after every retry, is a ToolInfrastructureError. `send` must
+        be safe to repeat: calls carry one request id on every try."""
+        delay, why = self.retry_delay, ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                await anyio.sleep(delay)
+                delay *= 2
+            connection = None
+            try:
+                connection = await self._current()
+                result = await send(connection.client)
+            except MCPError as exc:
+                failure = _failure(exc.error.data)
+                if failure is None and exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
+                    raise  # the server's own answer, e.g. an unknown image
+                why = exc.error.message if failure else _leaf_messages(exc)
+            except Exception as exc:  # noqa: BLE001 -- the transport broke: a new connection, then again
+                failure, why = None, _leaf_messages(exc)
+            else:
+                failure = _failure(getattr(result, "meta", None))
+                if failure is None:
+                    return result
+                why = _text(result.content)
+            if failure == "session":  # evicted or expired: no retry brings it back
+                raise ToolInfrastructureError(f"{what}: the tool server lost this sample's session ({why})", failure)
+            if failure is None and connection is not None:
+                connection.done.set()  # not trusted again: its transport failed or the server hung
+            logger.info("%s: try %d of %d failed (%s)", what, attempt + 1, self.retries + 1, why)
+        raise ToolInfrastructureError(f"{what}: the tool server ({self.label}) failed {self.retries + 1} times; "
+                                      f"last: {why}")
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """tools/call with a request id the server keeps with what the call stored, so a resend adds nothing."""
+        meta = {REQUEST_META: secrets.token_urlsafe(18)}
+        return await self._request(name, lambda client: client.call_tool(name, arguments, meta=meta))
 
     async def _session_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = await self.client.call_tool(name, arguments)
+        result = await self._call_tool(name, arguments)
         if result.is_error:
             raise ToolClientError(f"{name}: {_text(result.content)}")
         return result.structured_content or {}
@@ -194,7 +314,7 @@ class ToolClient:
         if self._tools is None:
             tools, cursor = [], None
             while True:
-                page = await self.client.list_tools(cursor=cursor)
+                page = await self._request("tools/list", lambda client, at=cursor: client.list_tools(cursor=at))
                 tools += page.tools
                 cursor = page.next_cursor
                 if not cursor:
@@ -208,8 +328,9 @@ class ToolClient:
             self._tools = None
 
     async def call(self, session: str, name: str, arguments: dict[str, Any]) -> ToolResultParts:
-        """Run a tool with the session injected; errors come back as an is_error result, not an exception."""
-        result = await self.client.call_tool(name, {**arguments, "session": session})
+        """Run a tool with the session injected; the model's errors come back as an is_error result, the
+        server's (session lost, registry down, no replica answering) as ToolInfrastructureError."""
+        result = await self._call_tool(name, {**arguments, "session": session})
         structured = result.structured_content
         ids = [b.name for b in result.content if b.type == "resource_link"]
         fallback = (structured or {}).get("image") or name
@@ -219,11 +340,24 @@ class ToolClient:
 
     async def image_png(self, session: str, image_id: str) -> bytes:
         """Full-size PNG of an image, read through the image:// resource."""
-        result = await self.client.read_resource(f"image://{session}/{image_id}")
+        uri = f"image://{session}/{image_id}"
+        result = await self._request(f"read {uri}", lambda client: client.read_resource(uri))
         return base64.b64decode(result.contents[0].blob)
 
     async def close_session(self, session: str) -> None:
-        await self.client.call_tool("close_session", {"session": session})
+        """Free the session; if the server cannot be reached it expires there by itself (--idle-timeout)."""
+        try:
+            await self._call_tool("close_session", {"session": session})
+        except ToolInfrastructureError as exc:
+            if exc.failure == "session":
+                return  # already gone (evicted or expired): nothing left to free
+            logger.warning("session %s was not closed; it expires on the server by itself: %s", session, exc)
+
+
+def _failure(meta: Any) -> str | None:
+    """'session' or 'registry' when the server says its side failed (wire.FAILURE_META), else None."""
+    value = meta.get(FAILURE_META) if isinstance(meta, Mapping) else None
+    return str(value) if value else None
 
 
 def _leaf_messages(exc: BaseException) -> str:

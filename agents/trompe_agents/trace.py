@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from trompe_server.version import __version__
+
 from .messages import ImagePart, Message, ToolCall, Turn, Usage
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
@@ -34,7 +36,10 @@ class Trace:
         self._saved: set[str] = {p.stem for p in self.images_dir.glob("*.png")}
 
     def event(self, kind: str, agent: str, **fields: Any) -> None:
-        """Write one event line now (flushed), so a killed run still leaves a readable trace."""
+        """Write one event line now (flushed), so a killed run still leaves a readable trace; each agent's start
+        event names the trompe version that wrote it."""
+        if kind == "start":
+            fields.setdefault("trompe", __version__)
         record = {"t": round(time.monotonic() - self.start, 3), "event": kind, "agent": agent, **fields}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")

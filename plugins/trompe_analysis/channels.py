@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import math
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import numpy as np
-from PIL import ImageFilter
+from PIL import Image, ImageFilter
 from pydantic import Field
-from trompe_draw.marks import grey_image, luma
+from trompe_draw.marks import LUMA_BLOCK, grey_image, luma
 from trompe_server import ImageId, ToolContext, ToolOutput, check_range
+
+if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
+    import numpy as np
 
 MAX_BLUR = 200
 CHANNELS = {"R": "red", "G": "green", "B": "blue", "H": "hue", "S": "saturation", "V": "value (max of R, G, B)",
@@ -17,6 +20,8 @@ CHANNELS = {"R": "red", "G": "green", "B": "blue", "H": "hue", "S": "saturation"
 
 def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hue, saturation and value scaled to 0..255 (hue 0 = red, 85 = green, 170 = blue)."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     rgb = rgb.astype(np.float64)
     high, low = rgb.max(axis=-1), rgb.min(axis=-1)
     spread = high - low
@@ -28,8 +33,21 @@ def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return hue * 255, sat * 255, high
 
 
-def channel_values(rgb: np.ndarray, channel: str) -> np.ndarray:
-    """One channel of an RGB array as 0..255 integers."""
+def channel_values(rgb: np.ndarray | Image.Image, channel: str) -> np.ndarray:
+    """One channel of an RGB array or image as 0..255 integers.
+
+    An image is worked out in bands of rows, as luma() does: the float64 copies hue needs would take about
+    90 bytes a pixel over a whole 50 MP image.
+    """
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
+    if isinstance(rgb, Image.Image):
+        out = np.empty((rgb.height, rgb.width), dtype=np.uint8)
+        rows = max(1, LUMA_BLOCK // max(1, rgb.width))
+        for top in range(0, rgb.height, rows):
+            band = rgb.crop((0, top, rgb.width, min(rgb.height, top + rows)))
+            out[top:top + rows] = channel_values(np.asarray(band)[..., :3], channel)
+        return out
     if channel in "RGB":
         return rgb[..., "RGB".index(channel)].astype(np.uint8)
     if channel == "L":
@@ -48,7 +66,9 @@ def extract_channel(ctx: ToolContext, image: ImageId,
     Values are 0..255: white = high. Hue wraps around (0 and 255 are both red).
     """
     im = ctx.image(image)
-    values = channel_values(np.asarray(im)[..., :3], channel)
+    values = channel_values(im, channel)
+    if im.mode != "RGBA":
+        im = Image.new("RGB", (0, 0))  # only its mode matters now: free a large input before the result is made
     stats = {"channel": channel, "min": int(values.min()), "max": int(values.max()),
              "mean": round(float(values.mean()), 3)}
     return ToolOutput(f"{CHANNELS[channel]} channel of {image} (min {stats['min']}, max {stats['max']}, "
@@ -60,10 +80,27 @@ def blur(ctx: ToolContext, image: ImageId,
                                                     f"0.5 to {MAX_BLUR}")] = 8) -> ToolOutput:
     """Gaussian-blur an image; a large radius hides fine detail and reveals large hidden shapes or words."""
     radius = check_range(radius, 0.5, MAX_BLUR, "radius")
-    im = ctx.image(image)
+    return ToolOutput(f"Gaussian blur radius {radius:g} of {image}", gaussian_blur(ctx.image(image), radius))
+
+
+def gaussian_blur(im: Image.Image, radius: float) -> Image.Image:
+    """Pillow's Gaussian blur (alpha premultiplied), pixel for pixel, worked out in bands of rows.
+
+    Pillow blurs with three box passes of radius at most radius + 1 (ImagingGaussianBlur), so a band with that
+    many rows of margin above and below comes out exactly as in the whole image, and the filter's own
+    full-size buffer (4 bytes a pixel more over a 50 MP image) is only band-sized.
+    """
     soft = ImageFilter.GaussianBlur(radius)
-    out = im.convert("RGBa").filter(soft).convert("RGBA") if im.mode == "RGBA" else im.filter(soft)
-    return ToolOutput(f"Gaussian blur radius {radius:g} of {image}", out)
+    margin = 3 * (math.ceil(radius) + 2)
+    rows = max(margin, LUMA_BLOCK // max(1, im.width))
+    out = Image.new(im.mode, im.size)
+    for top in range(0, im.height, rows):
+        bottom = min(im.height, top + rows)
+        first, last = max(0, top - margin), min(im.height, bottom + margin)  # the band and its margins
+        band = im.crop((0, first, im.width, last))
+        band = band.convert("RGBa").filter(soft).convert("RGBA") if im.mode == "RGBA" else band.filter(soft)
+        out.paste(band.crop((0, top - first, im.width, bottom - first)), (0, top))
+    return out
 
 
 TOOLS = [extract_channel, blur]

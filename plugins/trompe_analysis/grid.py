@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
-from trompe_draw.marks import composite, ink, label, new_layer
+from trompe_draw.marks import ink
 from trompe_server import Color, ImageId, ToolContext, ToolInputError, ToolOutput, check_range
+
+from .marking import Mark, draw_marks, label_mark, line_mark
 
 MIN_CELL = 4
 
@@ -33,19 +35,16 @@ def overlay_grid(ctx: ToolContext, image: ImageId,
                                  f"accepted: 1 to {max(1, length // MIN_CELL)} for this image")
     rgba = ink(color)
     xs, ys = cell_edges(im.width, cols), cell_edges(im.height, rows)
-    layer, draw = new_layer(im)
-    for x in xs[1:-1]:
-        draw.line([(x, 0), (x, im.height - 1)], fill=rgba, width=1)
-    for y in ys[1:-1]:
-        draw.line([(0, y), (im.width - 1, y)], fill=rgba, width=1)
+    marks: list[Mark] = [line_mark((x, 0), (x, im.height - 1), rgba) for x in xs[1:-1]]
+    marks += [line_mark((0, y), (im.width - 1, y), rgba) for y in ys[1:-1]]
     size = max(8, min(16, (xs[1] - xs[0]) // 3, (ys[1] - ys[0]) // 2))
     cells = {}
     for r in range(rows):
         for c in range(cols):
             name = f"{chr(65 + c)}{r + 1}"
             cells[name] = [xs[c], ys[r], xs[c + 1], ys[r + 1]]
-            label(draw, (xs[c] + 2, ys[r] + 1), name, size, rgba)
-    out = composite(im, layer, "image")
+            marks.append(label_mark((xs[c] + 2, ys[r] + 1), name, size, rgba))
+    out = draw_marks(im, marks, "image")
     return ToolOutput(f"{rows}x{cols} grid on {image}, cells A1..{chr(64 + cols)}{rows}", out,
                       {"rows": rows, "cols": cols, "cells": cells})
 

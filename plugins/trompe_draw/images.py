@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import numpy as np
 from PIL import Image
 from pydantic import Field
 from trompe_server import Box, ImageId, ToolContext, ToolOutput, check_box, check_range
@@ -36,6 +35,8 @@ def overlay_images(ctx: ToolContext, base: ImageId, overlay: ImageId, box: Box,
     The overlay is resized to the box (nearest-neighbour, so its colours stay exact) and blended as
     base * (1 - opacity) + overlay * opacity; the overlay's own transparency is respected.
     """
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     opacity = check_range(opacity, 0, 1, "opacity")
     below = ctx.image(base, "base")
     x0, y0, x1, y1 = check_box(box, below.size)

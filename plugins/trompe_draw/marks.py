@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from pydantic import Field
 from trompe_server import ToolInputError, check_range, parse_color
+
+if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
+    import numpy as np
 
 MAX_WIDTH = 50
 Width = Annotated[int, Field(description=f"stroke width in pixels, 1 to {MAX_WIDTH}")]
@@ -38,12 +40,21 @@ def new_layer(im: Image.Image) -> tuple[Image.Image, ImageDraw.ImageDraw]:
 
 
 def composite(im: Image.Image, layer: Image.Image, argument: str) -> Image.Image:
-    """`im` with the layer on top (opaque marks replace pixels exactly); an empty layer is an input error."""
-    if layer.getchannel("A").getbbox() is None:
+    """`im` with the layer on top (opaque marks replace pixels exactly); an empty layer is an input error.
+
+    Drawn into `im` (a tool's own copy) band by band over the marks' bounding box: whole-image RGBA copies
+    of a 50 MP image and their blend took 12 bytes a pixel more than the image and the layer.
+    """
+    box = layer.getchannel("A").getbbox()
+    if box is None:
         raise ToolInputError(argument, f"the mark lies entirely outside the {im.width}x{im.height} image; "
                              f"accepted: shapes that touch 0..{im.width} x 0..{im.height}")
-    out = Image.alpha_composite(im.convert("RGBA"), layer)
-    return out if im.mode == "RGBA" else out.convert("RGB")
+    x0, y0, x1, y1 = box
+    rows = max(1, LUMA_BLOCK // max(1, x1 - x0))
+    for top in range(y0, y1, rows):
+        band = (x0, top, x1, min(y1, top + rows))
+        im.paste(Image.alpha_composite(im.crop(band).convert("RGBA"), layer.crop(band)).convert(im.mode), band[:2])
+    return im
 
 
 Shape = Callable[[ImageDraw.ImageDraw], None]
@@ -99,6 +110,8 @@ def font(size: int) -> ImageFont.FreeTypeFont:
 
 def contrast(rgb: tuple[int, ...]) -> tuple[int, int, int, int]:
     """Black or white, whichever stands out against `rgb` (for text outlines)."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     return (0, 0, 0, 255) if luma(np.array(rgb[:3], dtype=np.float64)) >= 128 else (255, 255, 255, 255)
 
 
@@ -136,6 +149,8 @@ def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
     Worked out in bands of rows: float64 copies of a whole 50 MP image would take GBs, and an image is read
     band by band too (np.asarray of all of it is another 150 MB).
     """
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     if isinstance(rgb, Image.Image):
         out = np.empty((rgb.height, rgb.width), dtype=np.uint8)
         rows = max(1, LUMA_BLOCK // max(1, rgb.width))
@@ -153,6 +168,7 @@ def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
 
 
 def _luma(rgb: np.ndarray) -> np.ndarray:
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
     rgb = np.asarray(rgb, dtype=np.float64)
     y = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
     return np.clip(np.floor(y + 0.5), 0, 255).astype(np.uint8)
@@ -160,6 +176,8 @@ def _luma(rgb: np.ndarray) -> np.ndarray:
 
 def grey_image(values: np.ndarray, like: Image.Image) -> Image.Image:
     """An 8-bit single-channel result shown as grey, keeping `like`'s transparency."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     out = Image.fromarray(np.ascontiguousarray(values, dtype=np.uint8), "L")
     if like.mode == "RGBA":
         return Image.merge("RGBA", (out, out, out, like.getchannel("A")))

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 from PIL import Image
 from pydantic import Field
 from trompe_server import ImageId, Point, ToolContext, ToolInputError, ToolOutput, check_point
 
 from .overlay import colorize, draw_points
 from .runtime import DEPTH, LoadedModel, load
+
+if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
+    import numpy as np
 
 MAX_POINTS = 32
 
@@ -35,6 +37,8 @@ def predict_depth(loaded: LoadedModel, images: Sequence[Image.Image]) -> tuple[l
 
 def nearness_of(depth: np.ndarray, larger_is_nearer: bool) -> np.ndarray:
     """Min-max scaled to [0, 1] with 1 = nearest point of this image."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     low, high = float(depth.min()), float(depth.max())
     scaled = (depth - low) / (high - low) if high > low else np.zeros_like(depth)
     return scaled if larger_is_nearer else 1 - scaled

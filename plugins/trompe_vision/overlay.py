@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+
+if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
+    import numpy as np
 
 # Distinct, saturated colours that stay readable on photos; cycled by label or mark number.
 PALETTE = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48), (145, 30, 180),
            (70, 240, 240), (240, 50, 230), (210, 245, 60), (250, 190, 212), (0, 128, 128), (220, 190, 255),
            (170, 110, 40), (255, 250, 200), (128, 0, 0), (170, 255, 195), (128, 128, 0), (0, 0, 128)]
 # Dark violet (far) through red and orange to pale yellow (near), like the usual depth renderings.
-DEPTH_STOPS = np.array([(0, 0, 4), (40, 11, 84), (101, 21, 110), (159, 42, 99), (212, 72, 66),
-                        (245, 125, 21), (250, 193, 39), (252, 255, 164)], dtype=np.float64)
+DEPTH_STOPS = ((0, 0, 4), (40, 11, 84), (101, 21, 110), (159, 42, 99), (212, 72, 66), (245, 125, 21),
+               (250, 193, 39), (252, 255, 164))
 
 
 def font(image_size: tuple[int, int]) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -70,6 +73,8 @@ def erode(mask: np.ndarray) -> np.ndarray:
 
 def interior_point(mask: np.ndarray) -> tuple[int, int]:
     """A point well inside the mask, near its centre: where a number label belongs."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     core = mask
     for _ in range(64):
         thinner = erode(core)
@@ -85,6 +90,8 @@ def interior_point(mask: np.ndarray) -> tuple[int, int]:
 def draw_marks(image: Image.Image, masks: Sequence[np.ndarray], label_at: Sequence[tuple[int, int]],
                mark: str) -> Image.Image:
     """Set-of-Mark overlay: translucent fills with numbers, outlines, or both; mark i is numbered i+1."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     base = np.asarray(image.convert("RGB"), dtype=np.float32)
     width = stroke(image.size)
     for index, mask in enumerate(masks):
@@ -103,9 +110,12 @@ def draw_marks(image: Image.Image, masks: Sequence[np.ndarray], label_at: Sequen
 
 def colorize(nearness: np.ndarray) -> Image.Image:
     """Values in [0, 1] (1 = nearest) as an RGB image along DEPTH_STOPS."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     positions = np.linspace(0, 1, len(DEPTH_STOPS))
     flat = np.clip(nearness, 0, 1).ravel()
-    rgb = np.stack([np.interp(flat, positions, DEPTH_STOPS[:, c]) for c in range(3)], axis=-1)
+    stops = np.array(DEPTH_STOPS, dtype=np.float64)
+    rgb = np.stack([np.interp(flat, positions, stops[:, c]) for c in range(3)], axis=-1)
     return Image.fromarray(rgb.reshape(*nearness.shape, 3).round().astype(np.uint8))
 
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import numpy as np
 from PIL import Image
 from pydantic import Field
 from trompe_server import ImageId, ToolContext, ToolOutput, check_range
 
 from .overlay import draw_marks, interior_point
 from .runtime import SEGMENTER, LoadedModel, load
+
+if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Region:
 
 def _low_res_masks(loaded: LoadedModel, image: Image.Image, points_per_side: int):
     """Best of SAM's three candidate masks per grid point: low-res logits (cropped to the image), scores."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
     import torch
 
     processor = loaded.processor
@@ -100,6 +103,8 @@ def auto_masks(loaded: LoadedModel, image: Image.Image, level: Granularity, min_
 
 def describe(index: int, region: Region, label_at: tuple[int, int]) -> dict:
     """Metadata of one mark: id, bbox, area, centroid, score, where its number is drawn."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
     ys, xs = np.nonzero(region.mask)
     return {"id": index + 1, "bbox": [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1],
             "area": len(xs), "centroid": [round(float(xs.mean()), 1), round(float(ys.mean()), 1)],

@@ -2,6 +2,7 @@
 
 from .errors import LimitError, ToolInputError
 from .hookspecs import hookimpl
+from .version import __version__
 from .toolapi import (
     Box,
     Color,
@@ -17,5 +18,5 @@ from .toolapi import (
 
 __all__ = [
     "Box", "Color", "ImageId", "LimitError", "Point", "ToolContext", "ToolInputError", "ToolOutput",
-    "check_box", "check_point", "check_range", "hookimpl", "parse_color",
+    "__version__", "check_box", "check_point", "check_range", "hookimpl", "parse_color",
 ]

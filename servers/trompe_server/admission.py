@@ -9,8 +9,42 @@ from collections.abc import Callable
 
 from .errors import LimitError
 
-M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8  # glibc mallopt parameters
+MMAP_THRESHOLD = 8 << 20  # above a 1024x1024 image's 4 MiB: such images reuse the heap's pages
 WORK_FACTOR = 2  # a call holds about two copies of what it reads: the pixels read and the result being made
+PIXEL_BYTES = 4  # Pillow keeps RGB and RGBA, the modes tools work in, at 4 bytes a pixel
+# Bytes a pixel takes in Pillow's memory for each mode it can decode (modes:
+# https://pillow.readthedocs.io/en/stable/handbook/concepts.html#modes). Every mode not named here (LA, PA, La,
+# RGB, RGBA, RGBa, RGBX, CMYK, YCbCr, LAB, HSV, I, F) is stored at 4 bytes a pixel, which is also the most.
+MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N": 2}
+BAND_PIXELS = 1 << 18  # pixels converted at a time: full-size temporaries of a 50 MP image would take GBs
+BAND_WORK = 32 * BAND_PIXELS  # what one band's temporaries take at most (int64 values of a 32-bit grey and more)
+WEBP_BUFFERS = 3  # full-size RGBA buffers libwebp's decoder and Pillow's plugin hold while a WebP loads
+
+
+def mode_bytes(mode: str) -> int:
+    """Bytes one pixel of `mode` takes once Pillow has decoded it."""
+    return MODE_BYTES.get(mode, PIXEL_BYTES)
+
+
+def decode_work(mode: str, size: tuple[int, int], *, webp: bool, transposed: bool) -> int:
+    """Peak bytes of decoding an image and making its RGB/RGBA working copy, stage by stage.
+
+    Loading holds the decoded pixels (plus, for WebP, the decoder's own full-size buffers); converting to the
+    working mode holds the decoded pixels, the working copy and one band's temporaries; an EXIF rotation
+    holds the working copy and its rotation.
+    """
+    pixels = size[0] * size[1]
+    decoded = mode_bytes(mode) * pixels
+    band = BAND_WORK * min(pixels, BAND_PIXELS) // BAND_PIXELS
+    stages = [decoded + (WEBP_BUFFERS * PIXEL_BYTES * pixels if webp else 0), PIXEL_BYTES * pixels]
+    if mode not in ("RGB", "RGBA"):
+        stages.append(decoded + PIXEL_BYTES * pixels + band)
+    if mode == "RGBA":  # an opaque RGBA image is worked on as RGB
+        stages.append(2 * PIXEL_BYTES * pixels + band)
+    if transposed:
+        stages.append(2 * PIXEL_BYTES * pixels)
+    return max(stages)
 
 
 class WorkBudget:
@@ -29,13 +63,21 @@ class WorkBudget:
         self._room = threading.Condition()
         self._held = threading.local()
 
-    def admit_decode(self, nbytes: int, argument: str, size: tuple[int, int]) -> None:
-        """Before decoding: refuse an image that could never fit, else reserve room for it."""
+    def admit_decode(self, nbytes: int, argument: str, size: tuple[int, int], work: int | None = None) -> None:
+        """Before decoding: refuse an image whose working copy (`nbytes`) could never fit, or whose decode's peak
+        (`work`; default: the working copy and one more) would pass the budget by more than one working copy
+        (what any call on the image may) and a band's temporaries, else reserve room for that peak."""
+        work = WORK_FACTOR * nbytes if work is None else work
         if nbytes > self.budget:
             raise LimitError(argument, f"image is {size[0]}x{size[1]}; decoding it needs {nbytes} bytes, over the "
                              f"{self.budget}-byte memory budget (memory_budget); send a smaller image or start "
                              "the server with a larger --memory-budget")
-        self.reserve(WORK_FACTOR * nbytes)
+        if work > self.budget + nbytes + BAND_WORK:
+            raise LimitError(argument, f"image is {size[0]}x{size[1]}; its format decodes through {work} bytes at "
+                             f"the peak, over the {self.budget}-byte memory budget (memory_budget) plus one "
+                             f"{nbytes}-byte working copy and {BAND_WORK} bytes of conversion; send a smaller "
+                             "image, or PNG, or start the server with a larger --memory-budget")
+        self.reserve(work)
 
     def reserve(self, nbytes: int) -> None:
         """Hold `nbytes` (at most the whole budget) until this thread's call ends with release()."""
@@ -65,12 +107,18 @@ class WorkBudget:
 
 
 def return_freed_pixels_to_the_os() -> None:
-    """Pin glibc's mmap threshold at 1 MiB, so freed image buffers leave the process at once.
+    """Pin glibc's mmap threshold at 8 MiB and keep one heap, so large freed image buffers leave at once.
 
     Otherwise glibc raises the threshold after the first large free and later buffers come from per-thread
-    heaps that keep their peak: three calls in turn then cost as much RSS as three at once.
+    heaps that keep their peak: three calls in turn then cost as much RSS as three at once. Below the
+    threshold (images up to 1024x1024, bands, encoder buffers) one heap shared by every thread (M_ARENA_MAX
+    1), whose top is only given back past twice the threshold, reuses its pages instead of faulting fresh
+    ones in on every call (a 1 MiB threshold cost ~10,000 faults and 1.6x the CPU per 1024x1024 draw:
+    bench/README.md, "Memory admission").
     """
     name = ctypes.util.find_library("c")
     libc = ctypes.CDLL(name) if name else None
     if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)
+        libc.mallopt(M_ARENA_MAX, 1)
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)

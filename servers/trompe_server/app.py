@@ -15,12 +15,14 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
-from .admission import WORK_FACTOR
+from .admission import PIXEL_BYTES, WORK_FACTOR
 from .argcheck import describe_non_finite, describe_validation
 from .errors import ToolInputError
 from .encode import encode_png, preview
@@ -28,8 +30,10 @@ from .imageio import decode_image, is_inline, read_source, to_rgb
 from .limits import Limits
 from .plugins import PluginSettings, collect_tools, plugin_manager
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
-from .storage import open_storage
+from .storages import open_storage
 from .toolapi import ToolContext, ToolOutput, ToolSpec
+from .wire import FAILURE_META, request_id
+from .version import __version__
 
 logger = logging.getLogger(__name__)
 SessionId = Annotated[str, Field(description="session id returned by open_session")]
@@ -68,6 +72,8 @@ class TrompeMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            raise ToolError(unknown_tool(name, [t.name for t in self._tool_manager.list_tools()]))
         schema = tool.parameters if tool is not None else {}
         if tool is not None and (message := describe_non_finite(name, arguments, schema)):
             raise ToolError(message)
@@ -76,7 +82,18 @@ class TrompeMCP(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(describe_validation(name, exc.__cause__, schema)) from exc.__cause__
+            if isinstance(exc.__cause__, ServerSideError):  # the same text, and _meta saying whose fault it is
+                return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True,
+                                      _meta={FAILURE_META: exc.__cause__.failure})
             raise
+
+
+class ServerSideError(ToolError):
+    """A tool error that is the server's doing (session gone, registry down), not the caller's arguments."""
+
+    def __init__(self, message: str, failure: str):
+        super().__init__(message)
+        self.failure = failure
 
 
 @dataclass
@@ -102,7 +119,7 @@ class TrompeApp:
         self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
         self.tools = collect_tools(self.pm, self.config.tags, settings)
         self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits))
-        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS)
+        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__)
         self._add_session_tools()
         for spec in self.tools.values():
             self.mcp.add_tool(self._wrap(spec), name=spec.name, description=spec.fn.__doc__,
@@ -134,7 +151,8 @@ class TrompeApp:
             structured_content=meta.model_dump(),
         )
 
-    def _finish(self, spec: ToolSpec, ctx: ToolContext, out: ToolOutput, arguments: dict[str, Any]):
+    def _finish(self, spec: ToolSpec, ctx: ToolContext, out: ToolOutput, arguments: dict[str, Any],
+                request: str | None = None):
         if out.image is None:
             first = ctx.parents[0] if ctx.parents else None
             record = self.registry.record(ctx.session, first) if first else None
@@ -143,7 +161,7 @@ class TrompeApp:
             return CallToolResult(content=[TextContent(type="text", text=out.summary)],
                                   structured_content=meta.model_dump())
         im = to_rgb(out.image)
-        record = self.registry.add_output(ctx.session, im, spec.name, arguments, tuple(ctx.parents))
+        record = self.registry.add_output(ctx.session, im, spec.name, arguments, tuple(ctx.parents), request)
         return self.image_result(ctx.session, record, out.summary, created=True, data=out.data, im=im)
 
     # plugin tools -----------------------------------------------------------
@@ -157,20 +175,24 @@ class TrompeApp:
         returns = Annotated[CallToolResult, ImageResult]
 
         async def handler(**kwargs: Any) -> CallToolResult:
-            session = kwargs.pop("session")
+            session, meta = kwargs.pop("session"), _request_meta(kwargs.pop(CONTEXT_ARGUMENT))
             arguments = to_jsonable_python(kwargs)
-            return await self._run(functools.partial(self._call, spec, session, kwargs, arguments))
+            return await self._run(functools.partial(self._call, spec, session, kwargs, arguments, meta))
 
+        params.append(inspect.Parameter(CONTEXT_ARGUMENT, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Context | None))  # the SDK fills it in; not in the schema
         handler.__signature__ = inspect.Signature(params, return_annotation=returns)
         handler.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
         handler.__name__ = spec.name
         handler.__doc__ = spec.fn.__doc__
         return handler
 
-    def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any]):
+    def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any],
+              meta: dict[str, Any] | None = None):
+        request = request_id(meta)
         self.registry.touch(session)  # unknown session is the first error a caller should see
-        ctx = ToolContext(self.registry, session)
-        return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments)
+        ctx = ToolContext(self.registry, session, copies=spec.copies)
+        return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments, request)
 
     def _released(self, work):
         """Run one call's work in this thread, then hand back the memory it reserved."""
@@ -184,7 +206,7 @@ class TrompeApp:
         try:
             return await anyio.to_thread.run_sync(functools.partial(self._released, work))
         except ToolInputError as exc:
-            raise ToolError(str(exc)) from None
+            raise (ServerSideError(str(exc), exc.failure) if exc.failure else ToolError(str(exc))) from None
         except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
             logger.exception("tool failed unexpectedly")
             raise ToolError(f"the tool failed unexpectedly ({type(exc).__name__}: {exc}); nothing was stored, "
@@ -210,10 +232,12 @@ class TrompeApp:
             ctx: Context | None = None,
         ) -> Annotated[CallToolResult, SessionImage]:
             """Start a session with one image; returns the session id every other tool needs."""
-            client = client_key(ctx)
+            client, meta = client_key(ctx), _request_meta(ctx)
 
             def work():
-                session, record = registry.open_session(client, name, self._load(source), self._source_label(source))
+                request = request_id(meta)
+                session, record = registry.open_session(client, name, self._load(source), self._source_label(source),
+                                                        request)
                 return _session_image(session, record, f"session {session}: {record.id} "
                                       f"{record.width}x{record.height}")
             return await self._run(work)
@@ -222,11 +246,15 @@ class TrompeApp:
             session: SessionId,
             source: Annotated[str, Field(description="image file path under the roots, data: URL or base64")],
             name: Annotated[str, Field(description="id to give the image, e.g. 'image_2'")],
+            ctx: Context | None = None,
         ) -> Annotated[CallToolResult, SessionImage]:
             """Add another input image to a session under a name of your choice."""
+            meta = _request_meta(ctx)
+
             def work():
+                request = request_id(meta)
                 registry.touch(session)  # before reading the source: a gone session is the error
-                record = registry.add_input(session, name, self._load(source), self._source_label(source))
+                record = registry.add_input(session, name, self._load(source), self._source_label(source), request)
                 return _session_image(session, record, f"added {record.id} {record.width}x{record.height}")
             return await self._run(work)
 
@@ -255,31 +283,55 @@ class TrompeApp:
                 return f"closed {session} ({registry.close_session(session)} images freed)"
             return await self._run(work)
 
-        for fn in (open_session, add_image, list_images, view_image, close_session):
+        for fn in (open_session, add_image, list_images, view_image, close_session):  # plugins.SERVER_TOOLS
             self.mcp.add_tool(fn, meta={"tags": ["session"], "plugin": "trompe_server"})
 
     async def _read_image(self, session: str, image: str) -> bytes:
         def work():  # a full-size read holds the pixels and their PNG: admitted like a tool's work
             try:
                 record = self.registry.record(session, image, "image")
-                self.registry.work.reserve(WORK_FACTOR * record.nbytes)
+                self.registry.work.reserve(WORK_FACTOR * PIXEL_BYTES * record.width * record.height)
                 return encode_png(self.registry.pixels(session, record))
             except ToolInputError as exc:
+                if exc.failure:  # the server's doing: the error's data says so, as a tool error's _meta does
+                    raise MCPError(INVALID_PARAMS, str(exc), {"uri": f"image://{session}/{image}",
+                                                              FAILURE_META: exc.failure}) from None
                 raise ResourceNotFoundError(str(exc)) from None
         return await anyio.to_thread.run_sync(functools.partial(self._released, work))
 
 
+CONTEXT_ARGUMENT = "mcp_context"  # the MCP context a plugin tool's handler receives (for its request's _meta)
+
+
+def _request_meta(ctx: Context | None) -> dict[str, Any] | None:
+    """The request's `_meta`, where a client's request id travels (wire.REQUEST_META); None outside a request."""
+    try:
+        return ctx.request_context.meta if ctx is not None else None
+    except ValueError:  # a context made outside a request
+        return None
+
+
+def unknown_tool(name: str, known: list[str]) -> str:
+    """The error for a tool name nobody registered, spelled so an invisible or lookalike character shows."""
+    visible = "".join(c for c in name if c.isascii() and c.isprintable())
+    hint = "" if visible == name else " (it has characters outside printable ASCII, which no tool name has" + (
+        f"; did you mean {visible!r}?)" if visible in known else ")")
+    return f"unknown tool {ascii(name)}{hint}; this server has: {', '.join(sorted(known))}"
+
+
 def client_key(ctx: Context | None) -> str:
     """Whose quota a new session counts against: the bearer token's, else the MCP transport session's, else
-    the caller's address (stateless HTTP clients have no session); stdio and in-memory have one client."""
+    the TCP connection's (clients of the sessionless protocol); stdio and in-memory have one client.
+
+    Never the address alone: every local client shares 127.0.0.1, so one's opens would evict another's."""
     request = ctx.request_context.request if ctx is not None else None
     headers = getattr(request, "headers", None) or {}
-    if authorization := headers.get("authorization"):
-        return "token:" + hashlib.sha256(authorization.encode()).hexdigest()[:16]
+    if authorization := headers.get("authorization"):  # the token alone: the scheme's case is free (http.py)
+        return "token:" + hashlib.sha256(authorization.partition(" ")[2].encode()).hexdigest()[:16]
     if transport := headers.get("mcp-session-id"):
         return f"transport:{transport}"
-    address = getattr(request, "client", None)
-    return f"address:{address.host}" if address else LOCAL_CLIENT
+    peer = getattr(request, "client", None)
+    return f"connection:{peer.host}:{peer.port}" if peer else LOCAL_CLIENT
 
 
 def _session_image(session: str, record: ImageRecord, text: str) -> CallToolResult:

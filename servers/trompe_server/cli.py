@@ -14,9 +14,11 @@ from pathlib import Path
 from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, TrompeApp, create_app
 from .errors import PluginError
+from .exits import exit_with
 from .limits import Limits, format_limit, parse_limit
 from .plugins import SERVER_SETTINGS, plugin_listing
-from .storage import parse_registry
+from .storages import parse_registry
+from .version import __version__
 
 LIMIT_HELP = {
     "max_pixels": "pixels per image",
@@ -28,11 +30,14 @@ LIMIT_HELP = {
     "max_source_bytes": "bytes of one input file or data: URL",
     "max_preview_side": "long side of the PNG returned; larger images get a downscaled preview",
     "max_inputs": "images one tool call may combine",
-    "max_sessions_per_client": "sessions one client (bearer token, else MCP transport session) may hold; "
+    "max_sessions_per_client": "sessions one client (bearer token, else MCP transport session, else TCP "
+                               "connection) may hold; "
                                "its own least recently used one is evicted beyond this",
     "max_connections": "open HTTP connections; more are answered 503 and closed",
     "header_timeout": "seconds an HTTP client may take to send a request's headers",
     "read_timeout": "seconds an HTTP request body may stall between chunks",
+    "min_body_rate": "bytes a second an HTTP request body must average after its first 2 seconds; slower "
+                     "bodies are answered 408",
     "max_transport_sessions": "live MCP transport sessions over HTTP; more are answered 503",
     "transport_idle_timeout": "seconds before an unused MCP transport session is closed",
 }
@@ -80,6 +85,7 @@ def registry_url(raw: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--root", action="append", type=Path, default=None,
                         help="folder whose images may be opened by path (repeatable; default: the working directory)")
     parser.add_argument("--plugins", help="comma-separated plugin names to load (default: all; env TROMPE_PLUGINS)")
@@ -92,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=port_number, default=8765, help="HTTP port (default 8765)")
     parser.add_argument("--token", default=os.environ.get("TROMPE_TOKEN"),
-                        help="bearer token required on HTTP requests (env TROMPE_TOKEN); needed off loopback")
+                        help="bearer token required on HTTP requests (env TROMPE_TOKEN); needed off loopback. "
+                             "Without one, HTTP is for a single user on loopback: every local user and program "
+                             "can call the tools and counts as that user")
     parser.add_argument("--allowed-host", action="append", default=[],
                         help="extra Host header value accepted over HTTP, e.g. myhost:8765 (repeatable)")
     parser.add_argument("--registry", type=registry_url, default=os.environ.get("TROMPE_REGISTRY", "memory"),
@@ -169,8 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     return_freed_pixels_to_the_os()
     try:
         app = create_app(config_from_args(args))
-    except (PluginError, ValueError) as exc:
-        raise SystemExit(f"trompe-server: {exc}") from None
+    except (PluginError, ValueError) as exc:  # a bad setting: a usage error (status 2, exits.py)
+        raise exit_with(f"trompe-server: {exc}") from None
     try:
         if args.list_tools or args.list_plugins:
             print_listing(listing(app, args))

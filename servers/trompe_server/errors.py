@@ -4,6 +4,8 @@
 class ToolInputError(ValueError):
     """Bad input from the caller: the message names the argument and the accepted range."""
 
+    failure: str | None = None  # set by the errors that are the server's doing, not the caller's (wire.FAILURE_META)
+
     def __init__(self, argument: str, message: str):
         self.argument = argument
         super().__init__(f"{argument}: {message}")
@@ -16,6 +18,8 @@ class LimitError(ToolInputError):
 class SessionGone(ToolInputError):
     """The session is unknown, closed, idle too long or evicted by a quota."""
 
+    failure = "session"
+
 
 class PluginError(RuntimeError):
     """A plugin cannot be used as configured (unknown name or tag, import failure): a start-up error."""
@@ -27,3 +31,5 @@ class PluginConflict(PluginError):
 
 class RegistryUnavailable(ToolInputError):
     """The shared registry (Redis) cannot be reached or refused a write: this call fails, the server carries on."""
+
+    failure = "registry"

@@ -8,4 +8,8 @@ hookimpl = HookimplMarker("trompe")
 
 @hookspec
 def register_tools(register):
-    """Register image tools: call register(fn, tags=(...), name=None) once per tool."""
+    """Register image tools: call register(fn, tags=(...), name=None, copies=2) once per tool.
+
+    `copies` is how many full-size working copies (4 bytes a pixel) the tool holds at its peak for each image
+    it reads: its input and its result make 2; a tool holding more declares it, so the memory budget counts it.
+    """

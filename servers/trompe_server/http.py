@@ -15,6 +15,7 @@ import time
 
 import h11
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .limits import Limits
@@ -22,6 +23,7 @@ from .limits import Limits
 logger = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 FD_RESERVE = 64  # descriptors kept free for image files, spill files and the event loop itself
+BODY_GRACE = 2.0  # seconds a request body may take before min_body_rate applies (TCP slow start, a busy client)
 UNAUTHORIZED = "missing or wrong bearer token: send the server's --token as 'Authorization: Bearer TOKEN'"
 
 
@@ -54,16 +56,19 @@ async def send_error(send, status: int, message: str, headers: tuple = ()) -> No
 
 
 class BearerAuth:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`."""
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`.
+
+    The whole token is compared in constant time (a prefix, a suffix or another case is refused); only the
+    scheme's case is free, as RFC 7235 section 2.1 makes it."""
 
     def __init__(self, app, token: str):
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, given = dict(scope.get("headers") or []).get(b"authorization", b"").partition(b" ")
+            if not (hmac.compare_digest(given, self.expected) and scheme.lower() == b"bearer"):
                 await send_error(send, 401, UNAUTHORIZED, ((b"www-authenticate", b'Bearer realm="trompe"'),))
                 return
         await self.app(scope, receive, send)
@@ -93,11 +98,19 @@ def _raw_response(status: str, message: str) -> bytes:
             "connection: close\r\n\r\n").encode() + body
 
 
-def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: float) -> type[H11Protocol]:
-    """uvicorn's HTTP/1.1 protocol with a connection cap and deadlines, so slow clients cannot hold sockets."""
+def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: float,
+                     min_body_rate: int) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 protocol with a connection cap and deadlines, so slow clients cannot hold sockets.
+
+    A body must also keep up `min_body_rate` bytes a second on average after its first BODY_GRACE seconds:
+    without it, one byte every few seconds keeps a connection open as long as the client likes (with a token
+    such a client is answered 401 before its body is read; without one, nothing else stops it).
+    """
 
     class GuardedH11Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _body_start: float | None = None  # loop time the current request's body began
+        _body_bytes = 0
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -112,8 +125,15 @@ def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: 
             super().data_received(data)
             state = self.conn.their_state
             if state is h11.SEND_BODY:
-                self._arm(read_timeout)  # the body may stall this long between chunks
-            elif state is h11.IDLE:
+                now = self.loop.time()
+                if self._body_start is None:
+                    self._body_start, self._body_bytes = now, 0
+                self._body_bytes += len(data)
+                behind = self._body_start + BODY_GRACE + self._body_bytes / min_body_rate  # when it falls behind
+                self._arm(max(0.0, min(read_timeout, behind - now)))  # nor may it stall longer than read_timeout
+                return
+            self._body_start = None
+            if state is h11.IDLE:
                 if self._deadline is None:
                     self._arm(header_timeout)  # counted from the request's first byte, not reset per byte
             else:
@@ -134,10 +154,15 @@ def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: 
 
         def _too_slow(self) -> None:
             self._deadline = None
+            if self.flow.read_paused:  # the server stopped reading (its buffer is full), not the client
+                self._body_start = None  # the body's rate is measured afresh once the server reads again
+                self._arm(read_timeout)
+                return
             if not self.transport.is_closing():
                 self.transport.write(_raw_response("408 Request Timeout", "request not received in time "
                                                    f"(header_timeout {header_timeout:g} s, read_timeout "
-                                                   f"{read_timeout:g} s)"))
+                                                   f"{read_timeout:g} s, min_body_rate {min_body_rate} "
+                                                   "bytes/s)"))
                 self.transport.close()
 
     return GuardedH11Protocol
@@ -171,6 +196,15 @@ class AcceptErrors:
                       "(lower --max-connections or raise ulimit -n)", file=sys.stderr, flush=True)
             return
         loop.default_exception_handler(context)
+
+
+def client_went_away(record: logging.LogRecord) -> bool:
+    """Logging filter: drop the SDK's traceback for a request whose client hung up (or was cut off) mid-body.
+
+    It is the client's doing, already answered (408) or unanswerable, and rendering 64 rich tracebacks at once
+    blocked the event loop for 12 s: every other client waited.
+    """
+    return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -209,7 +243,9 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
                                             stateless_http=stateless), max_body)
     if token:
         app = BearerAuth(app, token)
-    protocol = guarded_protocol(connection_cap(limits.max_connections), limits.header_timeout, limits.read_timeout)
+    logging.getLogger("mcp.server.streamable_http").addFilter(client_went_away)
+    protocol = guarded_protocol(connection_cap(limits.max_connections), limits.header_timeout, limits.read_timeout,
+                                limits.min_body_rate)
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(f"trompe-server: serving {tool_count} tools over streamable HTTP at http://{shown}:{port}/mcp "

@@ -13,10 +13,9 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-import simplejpeg
-from PIL import Image, ImageOps
+from PIL import Image
 
+from .admission import BAND_PIXELS, PIXEL_BYTES, decode_work
 from .errors import LimitError, ToolInputError
 
 FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")
@@ -63,6 +62,8 @@ def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) ->
         path = roots[0] / path
     try:
         resolved = path.resolve()
+    except RuntimeError:  # how Python 3.11 reports a loop of symbolic links
+        raise ToolInputError(argument, _LOOP.format(source=source)) from None
     except OSError:  # a link swapped in or out while it was being resolved
         raise ToolInputError(argument, f"{source!r} changed while it was being opened; try again") from None
     root = next((r.resolve() for r in roots if resolved.is_relative_to(r.resolve())), None)
@@ -79,6 +80,8 @@ def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) ->
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise ToolInputError(argument, f"cannot read {source!r}: {exc.strerror}") from None
+        if not path.exists():  # still a loop (later Pythons resolve one without an error)
+            raise ToolInputError(argument, _LOOP.format(source=source)) from None
         raise ToolInputError(argument, f"{source!r} changed into a symbolic link while it was opened; "
                              "links are only followed when they already exist: try again") from None
     with os.fdopen(fd, "rb") as file:
@@ -92,6 +95,10 @@ def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) ->
     if len(data) > max_bytes:
         raise LimitError(argument, f"file is over the {max_bytes} byte limit (max_source_bytes)")
     return data
+
+
+_LOOP = ("{source!r} is a loop of symbolic links (a link that leads back to itself); accepted: a file under "
+         "the roots, or a link to one")
 
 
 def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
@@ -111,11 +118,12 @@ def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
 
 
 def decode_image(data: bytes, max_pixels: int, argument: str = "source",
-                 admit: Callable[[int, str, tuple[int, int]], None] | None = None) -> Image.Image:
+                 admit: Callable[..., None] | None = None) -> Image.Image:
     """Decode PNG/JPEG/WEBP/BMP/GIF/TIFF bytes to RGB or RGBA, refusing bombs and truncated files.
 
-    `admit` hears the bytes the decoded pixels will take (Pillow keeps RGB as 4 bytes a pixel) before any
-    pixel is decoded, and may refuse or wait for memory.
+    `admit(nbytes, argument, size, work)` hears, before any pixel is decoded, the bytes the working copy
+    will take (Pillow keeps RGB as 4 bytes a pixel) and the peak bytes of the whole decode for this mode and
+    bit depth (admission.decode_work), and may refuse or wait for memory.
     """
     try:
         with warnings.catch_warnings():
@@ -131,17 +139,35 @@ def decode_image(data: bytes, max_pixels: int, argument: str = "source",
         raise LimitError(argument, f"image is {width}x{height} = {width * height} pixels, "
                          f"over the {max_pixels} pixel limit (max_pixels)")
     if admit is not None:
-        admit(width * height * 4, argument, (width, height))
+        work = decode_work(im.mode, im.size, webp=im.format == "WEBP", transposed=_may_turn(im))
+        admit(width * height * PIXEL_BYTES, argument, (width, height), work)
     try:
         if im.format == "JPEG":
             _check_jpeg(data)
         im.seek(0)
         im.load()
+        turn = _TURNS.get(im.getexif().get(ORIENTATION, 1))
+        out = to_rgb(im)
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ToolInputError(argument, f"image data is truncated or corrupt ({exc})") from None
-    im = _eight_bit(im)
-    ImageOps.exif_transpose(im, in_place=True)  # in place: a copy of a 50 MP image is 200 MB more at the peak
-    return to_rgb(im)
+    del im  # the decoded pixels go before the rotation makes another full-size copy
+    return out if turn is None else out.transpose(turn)
+
+
+ORIENTATION = 0x0112  # the EXIF tag saying how the camera was held
+_TURNS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+          5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+          8: Image.Transpose.ROTATE_90}  # what ImageOps.exif_transpose does for each orientation
+
+
+def _may_turn(im: Image.Image) -> bool:
+    """Whether an EXIF rotation may follow the decode, judged before any pixel is read.
+
+    A PNG's eXIf chunk may come after its pixels, where only decoding finds it: a PNG is assumed to turn.
+    """
+    if im.format == "PNG":
+        return True
+    return im.getexif().get(ORIENTATION, 1) in _TURNS
 
 
 def _check_jpeg(data: bytes) -> None:
@@ -149,31 +175,65 @@ def _check_jpeg(data: bytes) -> None:
 
     Decoded at 1/8 scale in grey, so the check costs a fraction of the real decode's time and memory.
     """
+    import simplejpeg  # lazily: it loads numpy, which a stdio server lists its tools without
+
     simplejpeg.decode_jpeg(data, colorspace="GRAY", strict=True, min_height=1, min_width=1)
 
 
-def _eight_bit(im: Image.Image) -> Image.Image:
-    """Map 16-bit and float greyscale to 8 bits exactly where the values are 8-bit colours (v*257)."""
-    if im.mode.startswith("I;16") or im.mode == "I":
-        arr = np.asarray(im, dtype=np.float64)
-        out = Image.fromarray(np.clip(np.rint(arr / 257.0), 0, 255).astype(np.uint8), "L")
-    elif im.mode == "F":
-        out = Image.fromarray(np.clip(np.rint(np.asarray(im)), 0, 255).astype(np.uint8), "L")
-    else:
-        return im
-    out.info = im.info
-    exif = im.getexif()
-    if exif:
-        out.info["exif"] = exif.tobytes()
-    return out
+ALPHA_MODES = ("RGBA", "LA", "PA", "La", "RGBa")
 
 
 def to_rgb(im: Image.Image) -> Image.Image:
-    """RGBA when some pixel is transparent, RGB otherwise: the two modes tools work in."""
-    if im.mode == "P" and "transparency" in im.info or im.mode in ("PA", "LA", "La", "RGBa"):
-        im = im.convert("RGBA")
-    if im.mode == "RGBA":
-        if im.getchannel("A").getextrema()[0] == 255:
-            return im.convert("RGB")
+    """RGBA when some pixel is transparent, RGB otherwise: the two modes tools work in.
+
+    Converted band by band, so the source and the result are the only full-size copies: 16-bit and 32-bit
+    greys (I;16*, I, F) map to 8 bits exactly where the values are 8-bit colours (v*257 and 0..255).
+    """
+    mode = "RGBA" if _transparent(im) else "RGB"
+    if im.mode == mode:
         return im
-    return im if im.mode == "RGB" else im.convert("RGB")
+    out = Image.new(mode, im.size)
+    rows = max(1, BAND_PIXELS // max(1, im.width))
+    for top in range(0, im.height, rows):
+        band = _eight_bit(im.crop((0, top, im.width, min(im.height, top + rows))))
+        if band.mode == "La":  # Pillow converts premultiplied grey only to LA
+            band = band.convert("LA")
+        if band.mode in ALPHA_MODES or band.mode == "P" and "transparency" in band.info:
+            band = band.convert("RGBA")
+        out.paste(band.convert(mode), (0, top))
+    return out
+
+
+def _transparent(im: Image.Image) -> bool:
+    """Whether some pixel is less than opaque, read without a full-size copy."""
+    if im.mode in ALPHA_MODES:
+        return im.getextrema()[-1][0] < 255
+    if im.mode == "P" and "transparency" in im.info:
+        alpha = _palette_alpha(im)
+        return any(count and alpha[index] < 255 for index, count in enumerate(im.histogram()[:256]))
+    return False
+
+
+def _palette_alpha(im: Image.Image) -> list[int]:
+    """The alpha of each palette index of a P image with a transparency entry."""
+    transparency = im.info["transparency"]
+    if isinstance(transparency, bytes):
+        return list(transparency) + [255] * (256 - len(transparency))
+    return [0 if index == transparency else 255 for index in range(256)]
+
+
+def _eight_bit(im: Image.Image) -> Image.Image:
+    """Map 16-bit and 32-bit greyscale to 8 bits: round(v/257) for integers (no ties: 257 is odd), round(v)
+    for floats, clipped to 0..255."""
+    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
+
+    if im.mode.startswith("I;16") or im.mode == "I":
+        values = np.asarray(im).astype(np.int64)
+        values += 128
+        values //= 257
+    elif im.mode == "F":
+        values = np.nan_to_num(np.asarray(im).astype(np.float32), copy=False, nan=0.0)
+        np.rint(values, out=values)
+    else:
+        return im
+    return Image.fromarray(np.clip(values, 0, 255, out=values).astype(np.uint8), "L")

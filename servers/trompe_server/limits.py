@@ -24,10 +24,11 @@ class Limits:
     max_source_bytes: int = 25 * MiB  # encoded bytes of one data:/base64 source or file
     max_preview_side: int = 1568  # long side of the PNG sent back; larger images get a downscaled preview
     max_inputs: int = 6  # images one tool may combine
-    max_sessions_per_client: int = 16  # sessions one client (token or transport session) may hold
+    max_sessions_per_client: int = 16  # sessions one client (token, transport session or connection) may hold
     max_connections: int = 256  # open HTTP connections; more are answered 503 and closed
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
     read_timeout: float = 30.0  # seconds a request body may stall between chunks
+    min_body_rate: int = 16 * 1024  # bytes a second a request body must average after its first 2 seconds
     max_transport_sessions: int = 256  # live MCP transport sessions over HTTP
     transport_idle_timeout: float = 1800.0  # seconds before an unused MCP transport session is closed
 

@@ -30,6 +30,8 @@ class Session:
     records: dict[str, ImageRecord] = field(default_factory=dict)
     counter: int = 0
     nbytes: int = 0
+    requests: dict[str, str] = field(default_factory=dict)  # request id -> the image id that request stored
+    opened_by: str | None = None  # the request id of the open that made it
 
 
 SPILL_PREFIX = "trompe-spill-"  # then the owner's pid, so a later server can tell an orphan from a live one
@@ -128,12 +130,15 @@ class MemoryStorage:
         """`clock` is the monotonic clock idle expiry is measured on; tests pass a clock they move."""
         self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._opened: dict[str, str] = {}  # request id -> the session that open made
         self._pixels = PixelStore(memory_budget)
         self._lock = threading.RLock()
 
-    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
+    def create_session(self, session_id: str, client: str, quota: Quota, request: str | None = None) -> str:
         with self._lock:  # self._sessions is in order of last use, so the first of a kind is the least recent
             self._expire_idle(quota.idle_timeout)
+            if request and (earlier := self._opened.get(request)) is not None:
+                return earlier
             if quota.per_client is not None:
                 mine = [s.id for s in self._sessions.values() if s.owner == client]
                 for oldest in mine[:max(0, len(mine) - quota.per_client + 1)]:
@@ -142,7 +147,10 @@ class MemoryStorage:
                 held = Counter(s.owner for s in self._sessions.values())
                 most = max(held.values())
                 self._drop(next(s.id for s in self._sessions.values() if held[s.owner] == most))
-            self._sessions[session_id] = Session(session_id, client, self.clock())
+            self._sessions[session_id] = Session(session_id, client, self.clock(), opened_by=request)
+            if request:
+                self._opened[request] = session_id
+            return session_id
 
     def touch(self, session_id: str, idle_timeout: float) -> None:
         with self._lock:
@@ -176,9 +184,12 @@ class MemoryStorage:
             except FileNotFoundError:  # a temp cleaner deleted the spill file
                 raise Refused("lost") from None
 
-    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds,
+               request: str | None = None) -> ImageRecord:
         with self._lock:
             session = self._session(session_id)
+            if request in session.requests:  # stored before, its reply lost: the stored version, not a copy
+                return session.records[session.requests[request]]
             if record.id in session.records:
                 raise Refused("exists")
             if len(session.records) >= bounds.max_images:
@@ -191,6 +202,8 @@ class MemoryStorage:
             self._pixels.put((session_id, record.id), im)
             session.records[record.id] = record
             session.nbytes += record.nbytes
+            if request:
+                session.requests[request] = record.id
             return record
 
     def set_ram_budget(self, budget: int) -> None:
@@ -210,6 +223,7 @@ class MemoryStorage:
     def close(self) -> None:
         with self._lock:
             self._sessions.clear()
+            self._opened.clear()
             self._pixels.close()
 
     def remove_spill(self) -> None:
@@ -227,5 +241,7 @@ class MemoryStorage:
             self._drop(session_id)
 
     def _drop(self, session_id: str) -> None:
-        del self._sessions[session_id]
+        session = self._sessions.pop(session_id)
+        if session.opened_by:
+            self._opened.pop(session.opened_by, None)
         self._pixels.drop_session(session_id)

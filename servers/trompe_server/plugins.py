@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -12,10 +13,14 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from .admission import WORK_FACTOR
 from .errors import PluginConflict, PluginError
 from .toolapi import ToolSpec
 
 ENTRY_POINT_GROUP = "trompe.tools"
+SERVER_TOOLS = ("open_session", "add_image", "list_images", "view_image", "close_session")  # the server's own
+MAX_COPIES = 64  # above any real tool; keeps a typo from making every call wait for the whole budget
+TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")  # printable ASCII: no lookalikes, nothing invisible
 
 
 def _names(items: Iterable[str]) -> set[str]:
@@ -108,12 +113,23 @@ def collect_tools(pm: pluggy.PluginManager, tags: Iterable[str] | None = None,
 
 
 def _registrar(tools: dict[str, ToolSpec], plugin: str, settings: PluginSettings) -> Callable[..., Any]:
-    def register(fn: Callable[..., Any], tags: Iterable[str] = (), name: str | None = None) -> None:
+    def register(fn: Callable[..., Any], tags: Iterable[str] = (), name: str | None = None,
+                 copies: float = WORK_FACTOR) -> None:
         tool_name = name or fn.__name__
+        if not TOOL_NAME.fullmatch(tool_name):
+            raise PluginError(f"plugin {plugin!r} registers a tool named {ascii(tool_name)}; tool names must be "
+                              "printable ASCII identifiers: a letter, then up to 63 letters, digits or '_'")
+        if tool_name in SERVER_TOOLS:
+            raise PluginConflict(f"plugin {plugin!r} registers a tool named {tool_name!r}, which is a server tool "
+                                 f"(trompe_server's {tool_name}); rename the plugin's tool, or leave the plugin "
+                                 f"out with {settings.allow}")
+        if not (isinstance(copies, int | float) and 1 <= copies <= MAX_COPIES):
+            raise PluginError(f"plugin {plugin!r} registers tool {tool_name!r} with copies={copies!r}; accepted: "
+                              f"a number from 1 to {MAX_COPIES} (full-size working copies the tool holds)")
         if tool_name in tools:
             raise PluginConflict(f"tool {tool_name!r} is defined by both plugin {tools[tool_name].plugin!r} "
                                  f"and plugin {plugin!r}; load only one of them with {settings.allow}")
-        tools[tool_name] = ToolSpec(tool_name, fn, frozenset(tags), plugin)
+        tools[tool_name] = ToolSpec(tool_name, fn, frozenset(tags), plugin, float(copies))
 
     return register
 

@@ -12,7 +12,9 @@ import threading
 from collections import OrderedDict
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 from PIL import Image
+from zlib_ng import zlib_ng
 
 from . import redis_scripts
 from .errors import RegistryUnavailable
@@ -20,6 +22,7 @@ from .records import ImageRecord
 from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
 
 PREFIX = "trompe"
+TIMEOUT = 15.0  # seconds one Redis command may take before the call fails (?socket_timeout=S in the URL)
 
 
 def redacted(url: str) -> str:
@@ -70,6 +73,29 @@ def digest_of(mode: str, size: tuple[int, int], raw: bytes) -> str:
     return h.hexdigest()
 
 
+# A stored digest with this prefix keeps its pixels as PNG's "Up" row filter then deflate (zlib-ng level 3):
+# lossless, about the size of a PNG (0.9-1.5x Pillow's default on the measured images) at a few ms for 256x256.
+# A bare digest (stored by earlier versions) keeps raw pixels.
+PACKED = "up3-"
+LEVEL = 3
+
+
+def packed(height: int, raw: bytes, digest: str) -> tuple[str, bytes]:
+    """(stored digest, bytes for Redis) of raw pixels laid out as Image.tobytes() does, `height` rows."""
+    rows = np.frombuffer(raw, np.uint8).reshape(height, -1)
+    up = rows.copy()
+    np.subtract(rows[1:], rows[:-1], out=up[1:])  # uint8 wraps modulo 256, as PNG's filter does
+    return PACKED + digest, zlib_ng.compress(up, LEVEL)
+
+
+def unpacked(digest: str, height: int, data: bytes) -> bytes:
+    """The raw pixels of what packed() stored (or of a raw value from an earlier version)."""
+    if not digest.startswith(PACKED):
+        return data
+    up = np.frombuffer(zlib_ng.decompress(data), np.uint8).reshape(height, -1)
+    return np.cumsum(up, axis=0, dtype=np.uint8).tobytes()
+
+
 def reported(method):
     """Redis being down, or refusing a write, becomes an error for this one call; the server carries on."""
     import redis
@@ -78,6 +104,11 @@ def reported(method):
     def wrapper(self: RedisStorage, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
+        except redis.OutOfMemoryError:
+            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) is full (over its "
+                                      "maxmemory): new sessions and images are refused until sessions are "
+                                      "closed or expire; reading images and close_session still work. Nothing "
+                                      "was changed") from None
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) is unreachable "
                                       f"({exc}); nothing was changed, retry when it is back") from None
@@ -99,16 +130,18 @@ class RedisStorage:
             raise ValueError("--registry redis: the Redis client is not installed; "
                              "pip install 'trompe[redis]'") from None
         self.url, self.prefix = redacted(url), prefix
+        # A lost connection is retried (a restart takes a moment; every script is safe to send twice), a
+        # timeout is not: a hung Redis fails the call within socket_timeout, the URL's or TIMEOUT.
         self.client = redis.Redis.from_url(
-            url, socket_connect_timeout=2, socket_timeout=60, retry_on_error=[redis.ConnectionError],
-            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 4))
+            url, socket_connect_timeout=2, socket_timeout=TIMEOUT, retry_on_error=[redis.ConnectionError],
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 4, supported_errors=(redis.ConnectionError,)))
         try:
             self.client.ping()
         except redis.RedisError as exc:
             raise ValueError(f"--registry {self.url}: cannot reach Redis ({exc}); start it or fix the URL") from None
         self.cache = PixelCache(memory_budget)
         self._scripts = {name: self.client.register_script(getattr(redis_scripts, name))
-                         for name in ("CREATE", "TOUCH", "DROP", "APPEND")}
+                         for name in ("CREATE", "TOUCH", "DROP", "APPEND", "UNUSED")}
 
     def _key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}:s:{session_id}:{part}"
@@ -122,10 +155,11 @@ class RedisStorage:
         return math.ceil(idle_timeout * 1.25) + 1
 
     @reported
-    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
+    def create_session(self, session_id: str, client: str, quota: Quota, request: str | None = None) -> str:
         per_client = "" if quota.per_client is None else quota.per_client
-        self._run("CREATE", session_id, client, quota.max_sessions, per_client, quota.idle_timeout,
-                  self._ttl(quota.idle_timeout))
+        made = self._run("CREATE", session_id, client, quota.max_sessions, per_client, quota.idle_timeout,
+                         self._ttl(quota.idle_timeout), request or "")
+        return made.decode()
 
     @reported
     def touch(self, session_id: str, idle_timeout: float) -> None:
@@ -145,11 +179,12 @@ class RedisStorage:
 
     @reported
     def records(self, session_id: str) -> list[ImageRecord]:
-        pipe = self.client.pipeline()
+        pipe = self.client.pipeline(transaction=False)  # Redis refuses MULTI over maxmemory, reads included
         pipe.lrange(self._key(session_id, "order"), 0, -1)
         pipe.hgetall(self._key(session_id, "records"))
-        order, stored = pipe.execute()
-        if not order and not self.client.zscore(f"{self.prefix}:sessions", session_id):
+        order, stored = pipe.execute()  # records are only ever added: all of order's are there, unless dropped
+        dropped = not set(order) <= stored.keys()
+        if dropped or not order and not self.client.zscore(f"{self.prefix}:sessions", session_id):
             raise Refused("session")
         return [self._decode(i.decode(), stored[i])[0] for i in order]
 
@@ -169,20 +204,34 @@ class RedisStorage:
             data = self.client.get(f"{self.prefix}:px:{digest}")
             if data is None:
                 raise Refused("session")
-            cached = (record.mode, (record.width, record.height), data)
+            cached = (record.mode, (record.width, record.height), unpacked(digest, record.height, data))
             self.cache.put(digest, *cached)
         return Image.frombytes(*cached)
 
     @reported
-    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds,
+               request: str | None = None) -> ImageRecord:
+        """The pixels are written first (SET NX), the record by APPEND: no script holds pixels in its arguments."""
         raw = im.tobytes()
-        digest = digest_of(im.mode, im.size, raw)
+        digest, data = packed(im.height, raw, digest_of(im.mode, im.size, raw))
         stored = json.dumps({k: v for k, v in record.describe().items() if k != "id"} | {"digest": digest},
                             default=str)
-        reason, value = self._run("APPEND", session_id, record.id, stored, record.nbytes, digest, raw,
-                                  bounds.max_images, bounds.max_session_bytes, bounds.idle_timeout,
-                                  self._ttl(bounds.idle_timeout), OUTPUT_FORMAT, secrets.token_hex(12))
+        ttl = self._ttl(bounds.idle_timeout)
+        nonce = request or secrets.token_hex(12)  # a random one still makes redis-py's own resend safe
+        for _ in range(3):  # 'pixels': another session freed the same pixels between the SET and the script
+            self.client.set(f"{self.prefix}:px:{digest}", data, nx=True, ex=ttl)
+            reason, value = self._run("APPEND", session_id, record.id, stored, record.nbytes, digest,
+                                      bounds.max_images, bounds.max_session_bytes, bounds.idle_timeout, ttl,
+                                      OUTPUT_FORMAT, nonce)
+            if reason != b"pixels":
+                break
+        if reason == b"again":  # this request was stored before (its reply was lost): the stored version
+            earlier = self.record(session_id, value.decode())
+            if earlier is None:
+                raise Refused("session")
+            return earlier
         if reason != b"ok":
+            self._run("UNUSED", digest)
             raise Refused(reason.decode(), int(value))
         self.cache.put(digest, im.mode, im.size, raw)
         return dataclasses.replace(record, id=value.decode())

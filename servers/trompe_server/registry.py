@@ -36,24 +36,29 @@ class Registry:
         self.work = WorkBudget(self.limits.memory_budget, self._squeeze)
 
     # sessions -------------------------------------------------------------
-    def create_session(self, client: str = LOCAL_CLIENT) -> str:
+    def create_session(self, client: str = LOCAL_CLIENT, request: str | None = None) -> str:
         """A new session for `client`, evicting its own oldest beyond its quota, then the largest holder's.
 
         The quota is for sharing a server between clients: stdio and in-process servers have one client
         ("local"), which may use every session (an agent running 64 samples at once must not evict its own).
-        The storage counts and evicts in one step, so replicas sharing it hold each client to one quota."""
+        The storage counts and evicts in one step, so replicas sharing it hold each client to one quota.
+        A retried `request` gets the session its first try opened."""
         session_id = "s_" + secrets.token_urlsafe(18)
         per_client = None if client == LOCAL_CLIENT else self.limits.max_sessions_per_client
-        self.storage.create_session(session_id, client,
-                                    Quota(self.limits.max_sessions, per_client, self.limits.idle_timeout))
-        return session_id
+        return self.storage.create_session(session_id, client,
+                                           Quota(self.limits.max_sessions, per_client, self.limits.idle_timeout),
+                                           request)
 
-    def open_session(self, client: str, name: str, im: Image.Image, source: str) -> tuple[str, ImageRecord]:
-        """A new session holding its first image, or no session at all when the image is refused."""
+    def open_session(self, client: str, name: str, im: Image.Image, source: str,
+                     request: str | None = None) -> tuple[str, ImageRecord]:
+        """A new session holding its first image, or no session at all when the image is refused.
+
+        `request` is the caller's id for this call: a retry of it (the reply was lost) returns the same
+        session and image instead of opening another."""
         _check_input_name(name)
-        session_id = self.create_session(client)
+        session_id = self.create_session(client, request)
         try:
-            return session_id, self.add_input(session_id, name, im, source)
+            return session_id, self.add_input(session_id, name, im, source, request)
         except SessionGone:  # other opens evicted it first: say why, not "call open_session first"
             raise SessionGone("session", "the new session was evicted before its first image was stored: more "
                               "sessions were opened at once than the quotas allow (max_sessions_per_client "
@@ -108,17 +113,20 @@ class Registry:
         with self._rules(session_id, record.id):  # the session may close in between
             return self.storage.pixels(session_id, record.id)
 
-    def add_input(self, session_id: str, name: str, im: Image.Image, source: str) -> ImageRecord:
+    def add_input(self, session_id: str, name: str, im: Image.Image, source: str,
+                  request: str | None = None) -> ImageRecord:
         _check_input_name(name)
-        return self._store(session_id, name, im, "input", {"source": source}, ())
+        return self._store(session_id, name, im, "input", {"source": source}, (), request)
 
     def add_output(self, session_id: str, im: Image.Image, operation: str, arguments: dict[str, Any],
-                   parents: tuple[str, ...]) -> ImageRecord:
-        """Store a tool's result as the next img_NNN; the session is untouched if a limit says no."""
-        return self._store(session_id, "", im, operation, arguments, parents)
+                   parents: tuple[str, ...], request: str | None = None) -> ImageRecord:
+        """Store a tool's result as the next img_NNN; the session is untouched if a limit says no.
+
+        A retried `request` (its reply was lost) returns the image its first try stored, not a second one."""
+        return self._store(session_id, "", im, operation, arguments, parents, request)
 
     def _store(self, session_id: str, image_id: str, im: Image.Image, operation: str,
-               arguments: dict[str, Any], parents: tuple[str, ...]) -> ImageRecord:
+               arguments: dict[str, Any], parents: tuple[str, ...], request: str | None) -> ImageRecord:
         limits = self.limits
         pixels = im.width * im.height
         if pixels > limits.max_pixels:  # an input is named as open_session and add_image call it
@@ -128,7 +136,7 @@ class Registry:
         record = ImageRecord(image_id, im.width, im.height, im.mode, operation, arguments, parents, time.time())
         bounds = Bounds(limits.max_images, limits.max_session_bytes, limits.idle_timeout)
         with self._rules(session_id, image_id):
-            return self.storage.append(session_id, record, im, bounds)
+            return self.storage.append(session_id, record, im, bounds, request)
 
     @property
     def bytes_in_memory(self) -> int:

@@ -1,7 +1,9 @@
-"""Where the registry keeps sessions, records and pixels: one interface, chosen by `--registry`.
+"""Where the registry keeps sessions, records and pixels: the contract every storage implements.
 
 A storage applies each change atomically with the bounds it is handed; the rules (names, ids, limits,
 expiry, error wording) live in registry.Registry, so every backend and every replica obeys the same ones.
+The implementations (memory_storage.py, redis_storage.py) build on this module; which one a server uses is
+chosen where it is assembled (storages.py, from `--registry`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import Protocol
 
 from PIL import Image
 
-from .limits import Limits
 from .records import ImageRecord
 
 OUTPUT_FORMAT = "img_%03d"  # the next output id from the session's counter; also used inside Redis scripts
@@ -47,8 +48,11 @@ class Refused(Exception):
 class Storage(Protocol):
     """Sessions of immutable images; every method raises Refused('session') for an unknown or idle session."""
 
-    def create_session(self, session_id: str, client: str, quota: Quota) -> None:
-        """Add this session as `client`'s, in one step with the evictions that make room for it.
+    def create_session(self, session_id: str, client: str, quota: Quota, request: str | None = None) -> str:
+        """Add this session as `client`'s, in one step with the evictions that make room for it; returns its id.
+
+        A `request` id a live session was opened with before gets that session back instead (the reply to
+        that open was lost, maybe with the connection that told who the client was): no second one is opened.
 
         Idle sessions are dropped first; then, beyond quota.per_client, the client's own least recently
         used sessions; then, beyond quota.max_sessions, the least recently used session of the clients
@@ -69,8 +73,11 @@ class Storage(Protocol):
     def pixels(self, session_id: str, image_id: str) -> Image.Image:
         """A fresh copy of the stored pixels."""
 
-    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds) -> ImageRecord:
-        """Store the image under record.id, or the next output id when record.id is empty; all or nothing."""
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds,
+               request: str | None = None) -> ImageRecord:
+        """Store the image under record.id, or the next output id when record.id is empty; all or nothing.
+
+        When `request` already stored an image in this session, that stored record is returned instead."""
 
     def set_ram_budget(self, budget: int) -> None:
         """Keep at most `budget` decoded pixel bytes in RAM (lowered while tool calls have work in flight)."""
@@ -83,22 +90,3 @@ class Storage(Protocol):
     def remove_spill(self) -> None:
         """Delete local temporary files without locking: only for a process that is about to exit."""
 
-
-def parse_registry(raw: str) -> str:
-    """Accept 'memory' or a Redis URL (redis://HOST:PORT/DB, rediss://..., unix://PATH?db=N)."""
-    text = raw.strip()
-    if text == "memory" or text.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in text:
-        return text
-    raise ValueError(f"{raw!r} is not a registry; accepted: memory, redis://HOST:PORT/DB, rediss://HOST:PORT/DB "
-                     "or unix:///path/redis.sock?db=N")
-
-
-def open_storage(url: str, limits: Limits) -> Storage:
-    """The storage named by `--registry`; a Redis that cannot be reached is a start-up error naming the URL."""
-    if parse_registry(url) == "memory":
-        from .memory_storage import MemoryStorage
-
-        return MemoryStorage(limits.memory_budget)
-    from .redis_storage import RedisStorage
-
-    return RedisStorage(url, limits.memory_budget)

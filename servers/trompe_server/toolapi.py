@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from PIL import Image, ImageColor
 from pydantic import Field
 
-from .admission import WORK_FACTOR
+from .admission import PIXEL_BYTES, WORK_FACTOR
 from .errors import LimitError, ToolInputError
 from .registry import Registry
 
@@ -38,6 +38,7 @@ class ToolSpec:
     fn: Callable[..., ToolOutput]
     tags: frozenset[str]
     plugin: str
+    copies: float = WORK_FACTOR  # full-size working copies (4 bytes a pixel) a call holds per image it reads
 
     @property
     def summary(self) -> str:
@@ -52,6 +53,7 @@ class ToolContext:
     registry: Registry
     session: str
     parents: list[str] = field(default_factory=list)
+    copies: float = WORK_FACTOR  # the tool's ToolSpec.copies: what each image read reserves, in working copies
 
     @property
     def limits(self):
@@ -65,7 +67,7 @@ class ToolContext:
                              "(max_inputs)")
         record = self.registry.record(self.session, image_id, argument)
         if new:
-            self.registry.work.reserve(WORK_FACTOR * record.nbytes)
+            self.registry.work.reserve(round(self.copies * PIXEL_BYTES * record.width * record.height))
         im = self.registry.pixels(self.session, record)
         if new:
             self.parents.append(image_id)

@@ -11,7 +11,7 @@ from test_retry import Sleeps, ask, make
 from test_retry_policy import CASES as ALL_CASES
 from test_vendor_roundtrip import VENDORS
 from trompe_agents.backends.base import BackendError, QuotaExhausted
-from trompe_agents.backends.error_kinds import HINTS, RETRY_KINDS
+from trompe_agents.failures import Action, ErrorKind
 from trompe_agents.backends.retry import BASE_DELAY
 from trompe_agents.testing import FakeVendor, final
 from trompe_agents.testing.fake_vendors import ERROR_BODIES
@@ -29,7 +29,7 @@ async def test_vendor_error_body_is_read_as_its_kind(vendor, fault, kind, asked)
     sleeps = Sleeps()
     with FakeVendor(VENDORS[label][1], [final("ok")], faults={"m": [fault]}) as fake:
         async with make(label, fake.base_url, "m", sleeps, max_retries=1) as backend:
-            if kind in RETRY_KINDS:
+            if ErrorKind(kind).action is Action.RETRY:
                 turn = await ask(backend)
                 assert turn.message.text == "ok" and len(fake.requests) == 2
                 [wait] = sleeps
@@ -43,7 +43,7 @@ async def test_vendor_error_body_is_read_as_its_kind(vendor, fault, kind, asked)
     error = info.value
     assert error.kind == kind and len(fake.requests) == 1 and sleeps == []
     assert isinstance(error, QuotaExhausted) == (kind in ("quota", "credit"))
-    assert HINTS.get(kind, "") in str(error) and fake.base_url.removesuffix("/v1") in str(error)
+    assert ErrorKind(kind).hint in str(error) and fake.base_url.removesuffix("/v1") in str(error)
     assert ("--fallback-model" in str(error)) == (kind in ("quota", "credit"))
 
 

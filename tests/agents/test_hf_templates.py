@@ -56,7 +56,7 @@ def smolvlm_template() -> str:
 
 FAMILIES = {  # family -> (special tokens of its vocabulary, bos, its own template, processor attributes)
     "qwen2.5-vl": (["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>"], None,
-                   lambda: QWEN25_VL, {"image_token": "<|image_pad|>"}),
+                   lambda: QWEN25_VL, {"image_token": "<|image_pad|>", "class": "Qwen2_5_VLProcessor"}),
     "gemma3": (["<bos>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<image_soft_token>"], "<bos>",
                lambda: GEMMA3, {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>"}),
     "smolvlm": (["<|im_start|>", "<end_of_utterance>", "<image>"], None, smolvlm_template, {"image_token": "<image>"}),
@@ -93,7 +93,9 @@ def conversation() -> list[Message]:
 def render(family: str, messages: list[Message], template: str | None = None, tools=None) -> str:
     specials, bos, own, attributes = FAMILIES[family]
     tokenizer = tiny_tokenizer(specials, bos)
-    extra = {} if template else template_variables(tokenizer, Processor(**attributes))
+    attributes = dict(attributes)
+    processor = type(attributes.pop("class", "Processor"), (Processor,), {})(**attributes)  # named as the real one
+    extra = {} if template else template_variables(tokenizer, processor)
     return tokenizer.apply_chat_template(HFBackend.chat(messages), chat_template=template or tool_template(),
                                          tools=tools, tokenize=False, add_generation_prompt=True, **extra)
 

@@ -11,7 +11,7 @@ from PIL import Image
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import ToolCall
-from trompe_agents.toolclient import ToolClient
+from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
 from trompe_agents.trace import Trace, read_events
 
 SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"],
@@ -84,8 +84,8 @@ async def test_tool_images_reach_the_model_and_the_trace(tools, question_png, tm
 async def test_session_is_closed_after_the_run(tools, question_png):
     result = await run(tools, scripted({"answer": "no"}), question_png)
     assert result.stop == "answer"
-    gone = await tools.call(result.session, "list_images", {})
-    assert gone.is_error
+    with pytest.raises(ToolInfrastructureError, match="lost this sample's session"):
+        await tools.call(result.session, "list_images", {})
 
 
 async def test_malformed_arguments_go_back_to_the_model(tools, question_png):

@@ -8,12 +8,19 @@ import pytest
 
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.backends.replay import Recorder
-from trompe_agents.cliopts import add_backend_args, add_server_args, backend_from_args, toolclient_from_args
+from trompe_agents.cliopts import (
+    add_backend_args,
+    add_rounds_args,
+    add_server_args,
+    backend_from_args,
+    toolclient_from_args,
+)
 
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="illusion-agent")
     add_backend_args(parser)
+    add_rounds_args(parser)
     add_server_args(parser)
     return parser.parse_args(argv)
 

@@ -26,7 +26,7 @@ from netkit import free_port
 from test_retry import Sleeps
 from trompe_agents.backends.base import BackendError, BackendOptions, QuotaExhausted
 from trompe_agents.backends.claude import ClaudeBackend
-from trompe_agents.backends.error_kinds import FATAL_KINDS, RETRY_KINDS, status_kind, transport_failure
+from trompe_agents.backends.error_kinds import status_kind, transport_failure
 from trompe_agents.backends.gemini import GeminiBackend
 from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.backends.retry import Retrier, parse_duration, retry_after
@@ -92,6 +92,7 @@ def run(vendor: str, faults: list[str], sleeps: Sleeps | None = None, models: li
     return policy, fake, outcome
 
 
+RETRIED = ("rate_limit", "overloaded", "server", "timeout")  # transient: retried after a wait
 # (vendor, fault, error kind, the wait the server asked for, or None)
 CASES = [
     ("anthropic", "auth", "auth", None), ("openai", "auth", "auth", None), ("gemini", "auth", "auth", None),
@@ -132,8 +133,8 @@ def test_each_vendor_error_is_read_as_its_kind_with_the_wait_the_server_asked(ve
         raise AssertionError("the fake answered")
 
     failure = classify(vendor)(anyio.run(caught))
-    action = "retry" if kind in RETRY_KINDS else "fatal" if kind in FATAL_KINDS else "quota"
-    assert (failure.error_kind, failure.kind, failure.retry_after) == (kind, action, asked)
+    action = "retry" if kind in RETRIED else "switch" if kind in ("quota", "credit") else "fatal"
+    assert (failure.kind, failure.action, failure.retry_after) == (kind, action, asked)
     status = str(fake_status(vendor, fault))
     assert failure.reason.startswith(status), "the reason starts with the HTTP status the vendor sent"
 
@@ -386,9 +387,9 @@ def test_transport_errors_retry_timeouts_and_drops_but_not_a_failed_connect(vend
 
 def test_transport_failure_reasons_name_the_exception_and_its_message():
     timeout = transport_failure(httpx2.ReadTimeout("timed   out\n"))
-    assert (timeout.error_kind, timeout.kind, timeout.reason) == ("timeout", "retry", "ReadTimeout: timed out")
+    assert (timeout.kind, timeout.action, timeout.reason) == ("timeout", "retry", "ReadTimeout: timed out")
     assert transport_failure(TimeoutError()).reason == "TimeoutError: connection failed"
-    assert transport_failure(TimeoutError()).error_kind == "timeout"
+    assert transport_failure(TimeoutError()).kind == "timeout"
     try:
         try:
             raise socket.gaierror(-2, "Name or service not known")
@@ -396,7 +397,7 @@ def test_transport_failure_reasons_name_the_exception_and_its_message():
             raise RuntimeError("lookup failed") from exc
     except RuntimeError as exc:
         unknown = transport_failure(exc)
-    assert (unknown.error_kind, unknown.kind) == ("connection", "fatal")
+    assert (unknown.kind, unknown.action) == ("connection", "fatal")
     assert unknown.reason == "cannot connect ([Errno -2] Name or service not known)"
     bare = transport_failure(httpx2.ConnectError(""))
     assert bare.reason == "cannot connect (ConnectError: connection failed)"

@@ -16,7 +16,7 @@ from imagekit import gradient, png_bytes
 from netkit import free_port
 from PIL import Image
 from mcp.server.mcpserver import Context
-from trompe_agents.toolclient import ToolClient, ToolClientError, image_data_url
+from trompe_agents.toolclient import ToolClient, ToolClientError, ToolInfrastructureError, image_data_url
 from trompe_server.app import ServerConfig
 
 
@@ -40,8 +40,13 @@ async def crop_round_trip(tools: ToolClient) -> None:
     full = Image.open(io.BytesIO(await tools.image_png(info.id, "img_001")))
     assert full.size == (16, 16)
     await tools.close_session(info.id)
-    gone = await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 4, 4]})
-    assert gone.is_error
+    with pytest.raises(ToolInfrastructureError, match="crop: the tool server lost this sample's session .*"
+                       "unknown, closed or expired session") as gone:  # the sample fails: never the model's error
+        await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 4, 4]})
+    assert gone.value.kind == "tool_infrastructure"
+    with pytest.raises(ToolInfrastructureError, match="lost this sample's session"):
+        await tools.image_png(info.id, "original")
+    await tools.close_session(info.id)  # closing a session already gone is no error
 
 
 async def test_in_process_round_trip():
@@ -169,3 +174,34 @@ async def test_tool_list_is_fetched_once_per_connection_until_the_server_says_it
         assert {"announce", "late_tool"} <= {t.name for t in await tools.list_tools(tags=["core"])}
     async with tools:  # a new connection lists afresh
         assert "late_tool" in {t.name for t in await tools.list_tools()}
+
+
+async def test_a_server_that_is_gone_fails_calls_as_infrastructure_and_the_client_stays_usable():
+    """No replica answers: every resend fails to connect; the caller gets a typed error, not a cancelled task."""
+    port = free_port()
+    proc = subprocess.Popen([*server_command(), "--http", "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        tools = ToolClient.http(f"http://127.0.0.1:{port}/mcp")
+        tools.retry_delay = 0.05
+        async with tools:
+            info = await tools.open_session({"original": png_bytes(gradient())})
+            proc.terminate()  # (SIGTERM, so that it removes its spill folder)
+            proc.wait(30)
+            for _ in range(2):  # the client survives the first failure and fails the same way again
+                with pytest.raises(ToolInfrastructureError, match=r"crop: the tool server \(http://127.0.0.1:\d+/mcp"
+                                   r"\) failed 5 times; last: .*(ConnectError|connect|Connection)"):
+                    await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 4, 4]})
+            await tools.close_session(info.id)  # logged, not raised: the session expires on the server
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(30)

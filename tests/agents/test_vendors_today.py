@@ -27,7 +27,7 @@ def test_every_default_model_is_live_and_cites_the_vendor_page_it_was_checked_ag
     info = lookup(cls.default_model)
     assert cls.default_model == DEFAULTS[backend] and info.status == "active"
     assert info.source in catalogue.SOURCES.values() and info.source.startswith("https://")
-    assert info.images is not None and info.price is not None or info.vendor == "gemini"
+    assert info.images is not None and info.price is not None
 
 
 @pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-2.5-pro", "claude-sonnet-4-5"])
@@ -57,20 +57,20 @@ async def test_gemini_latest_alias_is_not_treated_as_2x_on_the_wire():
 THINKING = [
     ("claude", "claude-sonnet-5-5", "high", {"thinking": {"type": "adaptive"}, "output_config": {"effort": "high"}},
      4096 + 16384),
-    ("claude", "claude-sonnet-5-5", "off", {"thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}},
+    ("claude", "claude-sonnet-5-5", "off", {"thinking": {"type": "between_tools"}, "output_config": {"effort": "low"}},
      4096),
     ("claude", "claude-sonnet-5", "off", {"thinking": {"type": "disabled"}}, 4096),
     ("claude", "claude-haiku-4-5", "medium", {"thinking": {"type": "enabled", "budget_tokens": 4096}}, 4096 + 4096),
     ("openai", "gpt-6.1-terra", "low", {"reasoning": {"effort": "low"}}, 4096 + 1024),
     ("openai", "gpt-6.1-terra", "off", {"reasoning": {"effort": "none"}}, 4096),
     ("openai", "gpt-5-mini", "off", {"reasoning": {"effort": "minimal"}}, 4096),
-    ("openai-chat", "gpt-6.1-terra", "high", {"reasoning_effort": "high"}, 4096 + 16384),
-    ("gemini-3", "gemini-3.5-flash", "medium", {"generationConfig": {"thinkingConfig": {"thinkingLevel": "MEDIUM"}}},
+    ("openai-chat", "gpt-6.1-terra", "high", {"reasoning_effort": "none"}, 4096),  # function tools: none only
+    ("gemini-3", "gemini-3.8-flash", "medium", {"generationConfig": {"thinkingConfig": {"thinkingLevel": "MEDIUM"}}},
      4096 + 4096),
     ("gemini-2.5", "gemini-2.5-flash-lite", "off", {"generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}},
      4096),
     # no --thinking: nothing sent, but a model that thinks by default still gets room for it
-    ("claude", "claude-sonnet-5-5", None, {}, 4096 + 4096),
+    ("claude", "claude-sonnet-5-5", None, {"thinking": {"type": "adaptive", "display": "summarized"}}, 4096 + 4096),
     ("claude", "claude-haiku-4-5", None, {}, 4096),
     ("openai", "gpt-6.1-terra", None, {}, 4096 + 4096),
     ("openai", "gpt-4.1-mini", None, {}, 4096),
@@ -103,7 +103,7 @@ async def test_thinking_is_mapped_per_vendor_and_the_output_budget_makes_room_fo
     assert _max_output(body) == budget
     if label == "claude" and level not in ("off", None):
         assert "temperature" not in body  # Claude refuses a temperature next to thinking
-    if level is None:
+    if level is None and not expected:
         assert not {"thinking", "reasoning", "reasoning_effort"} & set(body)
     assert turn.message.text == "ok"
 
@@ -115,7 +115,7 @@ async def test_thinking_is_mapped_per_vendor_and_the_output_budget_makes_room_fo
 async def test_openai_chat_decides_by_capability_not_by_base_url(extra, base_url_is_proxy, limit, effort):
     with FakeVendor("chat", [final("ok")]) as fake:
         async with backend_for("openai-chat", fake, model="gpt-6.1-terra", thinking="medium", extra=extra) as backend:
-            turn = await backend.complete(question(), [CROP])
+            turn = await backend.complete(question(), [])  # no tools: with them gpt-6.1-terra takes effort none only
     body = fake.requests[0].json
     assert limit in body and body.get("reasoning_effort") == effort
     assert "temperature" not in body or extra  # a reasoning model gets no temperature from OpenAI's rules
@@ -191,7 +191,7 @@ async def test_sevex_explorer_thinks_and_target_does_not_unless_overridden(monke
     with FakeVendor("gemini", [final("ok")]) as fake:
         common = ["explore", "--out", "x", "--target-backend", "gemini", "--target-base-url", fake.base_url,
                   "--explorer-backend", "gemini", "--explorer-base-url", fake.base_url,
-                  "--explorer-model", "gemini-3.5-flash", "--target-model", "gemini-3.5-flash"]
+                  "--explorer-model", "gemini-3.8-flash", "--target-model", "gemini-3.8-flash"]
         args = build_parser().parse_args(common)
         explorer, target = _backend(args, "explorer"), _backend(args, "target")
         assert (explorer.thinking, target.thinking) == ("medium", "off")
@@ -202,4 +202,4 @@ async def test_sevex_explorer_thinks_and_target_does_not_unless_overridden(monke
         await explorer.aclose()
         await overridden.aclose()
     [config] = [r.json["generationConfig"]["thinkingConfig"] for r in fake.requests]
-    assert list(config.values()) == ["MINIMAL"]  # Gemini 3 cannot switch thinking off: its lowest level
+    assert list(config.values()) == ["LOW"]  # Gemini 3.8 cannot switch thinking off and has no MINIMAL: LOW

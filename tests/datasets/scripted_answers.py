@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def always_b(messages, tools):
     """Task II: answer option B at once."""
@@ -11,3 +13,36 @@ def always_b(messages, tools):
 def always_yes(messages, tools):
     """Task I: answer yes at once."""
     return {"reasons": "they look the same", "answer": "yes"}
+
+
+# What each BlindTest task's prompt asks for (tests/datasets/replicas.py), written as that prompt asks.
+BLINDTEST_REPLIES = {"line plots cross": "{2}", "circles touching": "Yes", "letter is being circled": "{o}",
+                     "circles are in the image": "5", "pentagons are in the image": "{6}",
+                     "number of squares": "{4}", "rows and columns": "rows={5} columns={6}",
+                     "single-colored paths": "{1}", "characters in this image": "\\box{EJ}"}
+
+
+def _question(messages) -> str:
+    return next(m.text for m in messages if m.role == "user")
+
+
+def gold_in_requested_format(messages, tools):
+    """Answers every replica item's gold answer in the form its prompt asks for ("{2}", "Yes", "{o}",
+    "rows={5} columns={6}", "\\box{EJ}"); V* items by their "(i)" number (gold cycles over the options)."""
+    question = _question(messages)
+    for cue, reply in BLINDTEST_REPLIES.items():
+        if cue in question:
+            return {"reasons": "read off the image", "answer": reply}
+    if match := re.search(r"\((\d+)\)\?", question):
+        options = len(re.findall(r"(?m)^[A-H]\. ", question)) or len(re.findall(r"\([A-H]\) ", question))
+        return {"reasons": "the option that matches", "answer": f"({'ABCDEFGH'[int(match.group(1)) % options]})"}
+    return "I cannot tell."
+
+
+JUDGED: list[str] = []  # the requests the scripted judge was sent
+
+
+def judge_says_b(messages, tools):
+    """A BLINK option matcher that always names option (B), keeping each request it saw."""
+    JUDGED.append(messages[-1].text)
+    return "(B)"

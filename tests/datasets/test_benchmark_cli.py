@@ -55,8 +55,9 @@ def test_a_task_that_contradicts_the_dataset_format_is_refused(tmp_path):
 
 def test_hallusionbench_run_prints_and_reports_the_official_metrics(tmp_path, capsys):
     """Always 'yes' on 8 questions (gold alternates no/yes); the two text-only VS questions (gold yes) are
-    answered from their text. Official: aAcc 4/8, qAcc 2/6, fAcc 2/6 (VS figure 0 left out); lmms-eval keeps
-    the VS figures: aAcc 4/8, fAcc 4/8."""
+    answered from their text. Official: aAcc 4/8, qAcc 2/6, fAcc 2/6 (VS figure 0 left out); lmms-eval scores
+    the image split only (the 6 VD questions, gold no yes no no yes no): aAcc 2/6, qAcc 0/4 (every pair holds
+    a "no"), fAcc 2/6."""
     path = files.write_hallusionbench(tmp_path / "hb", 8)
     out = tmp_path / "run"
     assert illusion_agent(["run", "--dataset", str(path), "--out", str(out),
@@ -67,9 +68,10 @@ def test_hallusionbench_run_prints_and_reports_the_official_metrics(tmp_path, ca
     assert illusion_agent(["report", str(out)]) == 0
     html = (out / "report" / "index.html").read_text()
     assert "Benchmark metrics" in html and "<th>qAcc</th><td>33.3%</td>" in html
-    assert illusion_agent(["report", str(out), "--metric-variant", "lmms-eval"]) == 0
+    assert illusion_agent(["report", str(out), "--scorer", "lmms-eval"]) == 0
     html = (out / "report" / "index.html").read_text()
-    assert "<th>aAcc</th><td>50.0%</td>" in html and "<th>fAcc</th><td>50.0%</td>" in html
+    assert "Scorer <b>lmms-eval</b>" in html
+    assert "<th>aAcc</th><td>33.3%</td>" in html and "<th>qAcc</th><td>0.0%</td>" in html
 
 
 def info(capsys, *args: str) -> str:

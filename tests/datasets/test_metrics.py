@@ -1,15 +1,16 @@
 """Official benchmark metrics from per-sample records, against numbers worked out by hand from each harness.
 
 HallusionBench: tianyi-lab/HallusionBench utils.py (assign_correctness, get_eval_all, get_eval_pair_all,
-get_eval_fig) and lmms-eval's evaluate_hb.py (hb_aggregation_result_intern). BlindTest: per task, circled
-letters without case. BLINK: per subtask (zeyofu/BLINK_Benchmark eval/evaluate.py).
+get_eval_fig), and lmms-eval's hallusion_bench_image (the same rules on the image split). BlindTest: per task,
+circled letters without case. BLINK: per subtask (zeyofu/BLINK_Benchmark eval/evaluate.py). Each harness's
+rules in detail: tests/datasets/test_scorers.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from trompe_agents.datasets.metrics import benchmark_metrics, hallusionbench, summary_line
+from trompe_agents.datasets.metrics import benchmark_metrics, summary_line
 from trompe_agents.testing.dataset_files import hallusion_items
 
 
@@ -23,8 +24,13 @@ def hallusion_records(answers: list[str | None]) -> list[dict]:
         records.append({"id": "_".join(keys[k] for k in ("category", "subcategory", "set_id", "figure_id",
                                                            "question_id")),
                         "label": label, "answer": answer, "correct": None if answer is None else answer == label,
-                        "keys": keys, "error_kind": "run" if answer is None else None})
+                        "keys": keys, "agent": None if answer is None else "main",
+                        "error_kind": "run" if answer is None else None})
     return records
+
+
+def hallusionbench(records: list[dict], scorer: str = "official"):
+    return benchmark_metrics("hallusionbench", records, scorer)
 
 
 def test_hallusionbench_official_groups_pairs_and_figures():
@@ -35,29 +41,37 @@ def test_hallusionbench_official_groups_pairs_and_figures():
 
 
 def test_hallusionbench_uncertain_counts_right_only_for_a_vs_question_without_figure():
+    """lmms-eval's hallusion_bench_image runs the official rules on the image split (hallusion_bench_image.yaml
+    test_split: image): items 3 and 7, the text-only VS questions, are not in it."""
     answers = ["no", "yes", None, None, "no", "yes", "no", "yes"]  # item 2 is VD, item 3 is VS figure 0
     official = hallusionbench(hallusion_records(answers))
     lmms = hallusionbench(hallusion_records(answers), "lmms-eval")
     assert official.headline["aAcc"] == pytest.approx(7 / 8)  # the VS one counts, the VD one does not
-    assert lmms.headline["aAcc"] == pytest.approx(7 / 8)  # no answer reads "no": right for VD, wrong for VS
     assert official.headline["fAcc"] == pytest.approx(5 / 6)  # VS figure 0 is not a figure
-    assert lmms.headline["fAcc"] == pytest.approx(7 / 8)
+    # image questions 0 1 2 4 5 6, only 2 (VD, no answer) wrong: pairs set0 set1 set2 set3 -> 3 / 4, figures 5 / 6
+    assert lmms.headline == pytest.approx({"aAcc": 5 / 6, "qAcc": 3 / 4, "fAcc": 5 / 6})
+    assert (lmms.scorer, official.scorer) == ("lmms-eval", "official")
 
 
-def test_hallusionbench_variant_is_checked():
-    with pytest.raises(ValueError, match="--metric-variant must be one of official, lmms-eval"):
-        hallusionbench([], "vlmevalkit")
+def test_the_scorer_is_checked_naming_the_accepted_ones():
+    with pytest.raises(ValueError, match="--scorer: hallusionbench offers official, lmms-eval, vlmevalkit"):
+        hallusionbench([], "inspect")
+    with pytest.raises(ValueError, match="--scorer: tet offers official; got 'lmms-eval'"):
+        benchmark_metrics("tet", [], "lmms-eval")
 
 
-def record(category: str, label: str | None, correct: bool | None, error: bool = False) -> dict:
-    return {"id": f"{category}-{label}-{correct}", "category": category, "label": label, "correct": correct,
-            "error_kind": "run" if error else None}
+def record(category: str, label: str | None, correct: bool | None, error: str | None = None) -> dict:
+    """A result line as the illusion runner writes it: answered by the main agent, or failed with `error`."""
+    answer = None if error else label if correct else "x"
+    return {"id": f"{category}-{label}-{correct}-{error}", "category": category, "label": label,
+            "answer": answer, "agent": None if error else "main", "correct": None if error else correct,
+            "error_kind": error}
 
 
 def test_blindtest_is_the_mean_over_tasks_and_unlabelled_rows_are_counted_not_scored():
     records = [record("CircledLetter", "o", True), record("CircledLetter", "k", False),
                record("NestedSquares", "3", True), record("NestedSquares", None, None),
-               record("LineIntersections", "2", None, error=True)]
+               record("LineIntersections", "2", None, error="run")]
     m = benchmark_metrics("blindtest", records)
     assert m.groups == [("CircledLetter", 0.5, 2), ("LineIntersections", 0.0, 1), ("NestedSquares", 1.0, 1)]
     assert m.headline == pytest.approx({"mean over tasks": 0.5, "accuracy": 0.5})
@@ -71,3 +85,24 @@ def test_blink_is_the_mean_over_subtasks():
     m = benchmark_metrics("blink", records)
     assert m.headline["mean over subtasks"] == pytest.approx((3 / 4 + 0) / 2)
     assert "BLINK eval/evaluate.py" in m.rule
+
+
+@pytest.mark.parametrize("kind", ["invalid_answer", "max_rounds", "empty_reply", "auth", "run", None])
+def test_every_failed_sample_is_counted_failed_whatever_its_kind(kind):
+    """The run's two summary lines agree: `failed 6 (invalid_answer 6)` is followed by `6 scored, 6 of them
+    failed` (metrics once counted only error_kind 'run' and printed '0 of them failed')."""
+    from trompe_agents.illusion.stats import summary
+
+    records = [{**record("Jigsaw", "A", None, error=kind or "run"), "id": f"s{i}", "error_kind": kind}
+               for i in range(6)] + [record("Jigsaw", "B", True)]
+    m = benchmark_metrics("blink", records)
+    assert (m.scored, m.failed) == (7, 6)
+    assert "7 scored, 6 of them failed" in summary_line(m)
+    assert f"failed 6 ({kind or 'no_answer'} 6)" in summary(records)
+    assert m.headline["accuracy"] == pytest.approx(1 / 7)  # a failure counts as wrong
+
+
+def test_an_old_runs_invented_default_answer_is_a_failure():
+    old = {**record("Jigsaw", "A", True), "agent": "default"}  # runs before the rescue agent invented one
+    m = benchmark_metrics("blink", [old])
+    assert m.failed == 1 and m.headline["accuracy"] == 0.0

@@ -1,5 +1,6 @@
 """`--executor ray` on a local Ray instance (2 CPUs): same results as local, retried tasks, resumable driver."""
 
+import asyncio
 import json
 import os
 import shutil
@@ -20,7 +21,9 @@ from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
 from trompe_agents.illusion.runner import RunOptions, read_meta, run_samples  # noqa: E402
 from trompe_agents.toolclient import ToolClient  # noqa: E402
 
-from conftest import SCRIPTED, comparable, gate, result_lines, run_cli, spec_for  # noqa: E402
+from executorkit import SCRIPTED, comparable, gate, result_lines, run_cli, spec_for  # noqa: E402
+
+pytestmark = pytest.mark.slow  # a Ray cluster, its actors and a killed driver
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +81,39 @@ async def test_a_killed_worker_s_tasks_are_retried(ray_cluster, probes, tmp_path
     assert sorted(records) == sorted(s.id for s in probes)
     assert all(r["answer"] == "yes" and r["error"] is None for r in records.values())  # retried, not failed
     assert len(result_lines(out)) == len(probes)
+
+
+async def test_a_worker_killed_four_times_does_not_stop_the_run(ray_cluster, probes, tmp_path, scripted_path):
+    out = tmp_path / "run"
+    executor = create_executor("ray", spec_for(out, "scripted:slow_line_then_yes"), workers=2, concurrency=4)
+    killed: list[int] = []
+
+    def kill_first_worker_again(record) -> None:
+        if len(killed) < 4:  # waits for the restarted worker, so each kill lands on a new process
+            killed.append(ray.get(executor.actors[0].pid.remote()))
+            os.kill(killed[-1], signal.SIGKILL)
+
+    records = await run_in_process(probes, out, executor, kill_first_worker_again, model="slow_line_then_yes")
+    assert len(set(killed)) == 4, killed
+    assert sorted(records) == sorted(s.id for s in probes)
+    assert all(r["answer"] == "yes" and r["error"] is None for r in records.values())
+    assert len(result_lines(out)) == len(probes)
+
+
+def test_tasks_are_submitted_in_a_window_not_all_at_once(ray_cluster, probes, tmp_path, scripted_path):
+    """The driver holds WINDOW tasks per sample in flight (here 2 actors x 1), not one per sample of the batch."""
+    from trompe_agents.executors.ray_executor import WINDOW
+
+    out = tmp_path / "run"
+    executor = create_executor("ray", spec_for(out, "scripted:slow_line_then_yes"), workers=2, concurrency=2)
+    held = []
+
+    def count_tasks(record) -> None:  # objects the driver owns: the results of the tasks it has submitted
+        held.append(len(ray._private.worker.global_worker.core_worker.get_all_reference_counts()))
+
+    records = asyncio.run(run_in_process(probes, out, executor, count_tasks, model="slow_line_then_yes"))
+    assert sorted(records) == sorted(s.id for s in probes)
+    assert max(held) <= 2 * WINDOW < len(probes), held
 
 
 def test_driver_killed_with_sigkill_resumes(ray_cluster, gated_run, probe_dir, probes):

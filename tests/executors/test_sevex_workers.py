@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.os_sandbox  # runs generated code through the OS sandbox
+pytestmark = [pytest.mark.os_sandbox, pytest.mark.slow]  # generated code through the OS sandbox, in workers
 
 SEVEX_TESTS = Path(__file__).parents[1] / "sevex"  # scripted explorer/target models and the dev set writer
 

@@ -11,7 +11,7 @@ from trompe_agents.executors import create_executor
 from trompe_agents.illusion.runner import read_meta
 from trompe_agents.trace import read_events
 
-from conftest import comparable, gate, result_lines, run_cli, spec_for
+from executorkit import comparable, gate, result_lines, run_cli, spec_for
 
 
 def finished(proc) -> str:
@@ -20,6 +20,7 @@ def finished(proc) -> str:
     return stdout.decode()
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_results_as_one_process(probe_dir, probes, tmp_path):
     here, there = tmp_path / "here", tmp_path / "there"
     finished(run_cli(probe_dir, here, model="scripted:line_then_yes"))
@@ -55,6 +56,7 @@ def _state(pid: int) -> str:
         return "Z"
 
 
+@pytest.mark.slow
 def test_driver_killed_with_sigkill_takes_its_workers_and_resumes(probe_dir, probes, tmp_path):
     out = tmp_path / "run"
     proc = run_cli(probe_dir, out, "--workers", "2")

@@ -1,5 +1,7 @@
 """Probe sets and scripted runs shared by the illusion tests."""
 
+from pathlib import Path
+
 import pytest
 
 from trompe_agents.datasets import load_dataset
@@ -19,3 +21,9 @@ def probe_dir(tmp_path):
 @pytest.fixture
 def probes(probe_dir):
     return list(load_dataset(probe_dir))
+
+
+@pytest.fixture
+def scripted_on_path(monkeypatch):
+    """`--model scripted:NAME` finds tests/illusion/scripted.py, as a user's own module on sys.path."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))

@@ -1,6 +1,5 @@
 """`illusion-agent` commands as a person types them: ask, run, report, submit."""
 
-from pathlib import Path
 
 import pytest
 
@@ -8,12 +7,7 @@ from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.runner import read_results
 from trompe_agents.trace import read_events
 
-HERE = Path(__file__).parent
-
-
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")
 
 
 @pytest.mark.parametrize("order", ["global-first", "global-after"])
@@ -39,7 +33,7 @@ def test_run_report_submit(probe_dir, probes, tmp_path, capsys):
             "--max-rounds", "5"]
     assert main(args) == 0
     assert "4 results" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="holds a Task 1 run; resume it with --task 1"):
+    with pytest.raises(SystemExit, match=r"holds another run: task \(1 -> 2\)"):
         main([*args[:4], "2", *args[5:]])
     records = read_results(out)
     assert len(records) == 4
@@ -81,8 +75,12 @@ def test_resuming_with_another_dataset_is_refused_and_nothing_is_lost(probe_dir,
     fewer.parent.mkdir()
     lines = (probe_dir / "probes.jsonl").read_text().splitlines(keepends=True)
     fewer.write_text("".join(lines[:4]).replace('"images/', f'"{probe_dir}/images/'))
-    with pytest.raises(SystemExit, match="holds a run of another dataset"):
+    refused = (r"holds another run: dataset\.answer_types\.yesno \(2 -> 4\); dataset\.samples \(2 -> 4\); "
+               r"dataset\.sha256 .*start a new folder")
+    with pytest.raises(SystemExit, match=refused):
         main(["run", "--dataset", str(fewer), *scripted])
     assert len(read_results(out)) == 2
-    assert main(["run", "--dataset", str(probe_dir), *scripted]) == 0  # the same dataset resumes
+    with pytest.raises(SystemExit, match="or pass --allow-change dataset to continue it"):  # a larger --limit
+        main(["run", "--dataset", str(probe_dir), *scripted])
+    assert main(["run", "--dataset", str(probe_dir), "--allow-change", "dataset", *scripted]) == 0
     assert len(read_results(out)) == 8

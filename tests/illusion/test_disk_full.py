@@ -19,9 +19,9 @@ def disk_full(messages, tools):
 async def test_samples_cut_short_by_a_full_disk_are_retried_on_resume(probes, tmp_path):
     out = tmp_path / "run"
     async with ToolClient.in_process() as tools:
-        first = await run_samples(probes[:2], FunctionBackend(disk_full), tools, AgentConfig(task=1),
+        first = await run_samples(probes[:2], FunctionBackend(disk_full, "scripted"), tools, AgentConfig(task=1),
                                   RunOptions(out=out, progress=False))
         assert {r["error_kind"] for r in first.values()} == {"disk_full"}
-        again = await run_samples(probes[:2], FunctionBackend(line_then_yes), tools, AgentConfig(task=1),
+        again = await run_samples(probes[:2], FunctionBackend(line_then_yes, "scripted"), tools, AgentConfig(task=1),
                                   RunOptions(out=out, progress=False))
     assert [again[s.id]["answer"] for s in probes[:2]] == ["yes", "yes"]

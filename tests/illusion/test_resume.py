@@ -22,10 +22,12 @@ from trompe_agents.backends.base import BackendError, BackendOptions
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
 from trompe_agents.datasets.metrics import metric_keys
-from trompe_agents.executors import WorkerSpec, create_executor
+from trompe_agents.executors import create_executor
+from trompe_agents.illusion.job import WorkerSpec
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import Price
-from trompe_agents.illusion.runner import (RESULTS, STOP_AFTER, RateLimiter, RunOptions, RunStopped, Tally,
+from trompe_agents.backends.ratelimit import RateLimiter
+from trompe_agents.illusion.runner import (RESULTS, STOP_AFTER, RunOptions, RunStopped, Tally,
                                            first_error, is_correct, read_meta, read_results, run_samples)
 from trompe_agents.illusion.submit import MODEL_JSON, write_submission
 from trompe_agents.plugins import create_backend
@@ -210,7 +212,7 @@ async def test_the_progress_bar_counts_resumed_samples_and_shows_the_tally(tmp_p
     async with ToolClient.in_process() as tools:
         await run(samples, Model(fail={"s1": "server"}), tools, out, limit=2)
         capsys.readouterr()
-        await run(samples, Model(), tools, out, progress=True)
+        await run(samples, Model(), tools, out, progress=True, allow_change=("dataset",))  # a larger --limit
     bar = capsys.readouterr().err.split("\r")[-1]
     assert bar.startswith("task 1: 100%") and "4/4" in bar and "sample/s" in bar
     assert "acc=66.7%" in bar and "fail=1" in bar and "tok=0" in bar and "cost=$0.0000" in bar  # s1 failed, s3 wrong
@@ -257,7 +259,7 @@ async def test_limit_runs_the_first_samples_and_run_json_records_the_dataset_ord
     assert (meta["normalize"], meta["no_tools"], meta["prompts"]) == (False, False, CONFIG.prompts.hashes())
     created = meta["created"]
     async with ToolClient.in_process() as tools:
-        await run(samples, model, tools, out, concurrency=2)
+        await run(samples, model, tools, out, concurrency=2, allow_change=("dataset",))  # all 5 now
     meta = read_meta(out)
     assert meta["created"] == created and meta["invocations"][1]["command"] == sys.argv  # none given: this one
     assert meta["invocations"][1]["concurrency"] == 2
@@ -273,9 +275,11 @@ async def test_a_run_folder_refuses_another_task_or_dataset_and_repeated_ids(tmp
             await run(dataset(tmp_path, 3, ids="t{}"), Model(), tools, out)
         with pytest.raises(ValueError) as repeated:
             await run(samples + samples[:2], Model(), tools, tmp_path / "dup")
-    assert str(task.value) == f"{out} holds a Task 1 run; resume it with --task 1 or choose another --out"
-    assert str(other.value) == (f"{out} holds a run of another dataset (probes); resume it with that --dataset or "
-                                "choose another --out")
+    assert str(task.value).startswith(f"{out} holds another run: task (1 -> 2); answers (yes/no -> A-D); ")
+    assert str(other.value).startswith(f"{out} holds another run: dataset.sha256 (")
+    for refusal in (task, other):  # one line, and no --allow-change offered: neither change is harmless
+        assert str(refusal.value).endswith("; start a new folder with another --out")
+        assert "\n" not in str(refusal.value)
     assert str(repeated.value) == "dataset: sample ids must be unique; repeated: s0, s1"
     with pytest.raises(ValueError, match="repeated: s0, s1, s2, s3, s4$"):  # the first five
         async with ToolClient.in_process() as tools:
@@ -359,9 +363,9 @@ async def test_cost_is_priced_for_the_model_that_answered_and_unknown_without_a_
 async def test_submission_in_dataset_order_with_minus_one_for_failures_and_model_json(tmp_path):
     samples, out = dataset(tmp_path, 5), tmp_path / "run"
     async with ToolClient.in_process() as tools:
-        await run(samples, Model(fail={"s3": "server"}), tools, out, limit=4, concurrency=3)
-        latest = AgentConfig(task=1, router="regex", max_rounds=3)  # a resume with other settings
-        await run(samples, Model(answer="no"), tools, out, config=latest, limit=1)
+        latest = AgentConfig(task=1, router="regex", max_rounds=3)
+        await run(samples, Model(fail={"s3": "server"}), tools, out, config=latest, limit=4, concurrency=3)
+        await run(samples, Model(answer="no"), tools, out, config=latest, limit=1, allow_change=("dataset",))
     with (out / RESULTS).open("a") as results:  # an older run's invented default is no answer either
         results.write(json.dumps({**read_results(out)["s2"], "answer": "no", "agent": "default"}) + "\n")
     path = write_submission(out)
@@ -370,7 +374,10 @@ async def test_submission_in_dataset_order_with_minus_one_for_failures_and_model
     text = (out / MODEL_JSON).read_text()
     agent = {k: v for k, v in latest.describe().items() if k != "prompts"}
     assert agent["task"] == 1 and agent["normalize"] is False and agent["max_rounds"] == 3
-    assert json.loads(text) == {"model": "scripted", "parameters": {"backend": "function", **agent}}
+    info = json.loads(text)
+    assert {k: info[k] for k in ("model", "parameters")} == {"model": "scripted",
+                                                             "parameters": {"backend": "function", **agent}}
+    assert info["prompts"] == latest.describe()["prompts"] and set(info) == {"model", "parameters", "prompts", "sent"}
     assert text.startswith('{\n  "model": "scripted",\n  "parameters": {\n    "backend"') and text.endswith("}\n")
     elsewhere = write_submission(out, out=tmp_path / "kit" / "task1" / "predictions.txt")
     assert elsewhere == tmp_path / "kit" / "task1" / "predictions.txt" and elsewhere.read_text() == path.read_text()
@@ -396,7 +403,9 @@ def test_a_submission_from_a_bare_run_folder_falls_back_to_ids_and_file_order(tm
     (tmp_path / RESULTS).write_text('{"id": "b7", "answer": "C", "agent": "main"}\n{"id": "a3", "answer": null}\n')
     path = write_submission(tmp_path)
     assert path.read_text() == "b7 2\na3 -1\n"
-    assert json.loads((tmp_path / MODEL_JSON).read_text()) == {"model": None, "parameters": {"backend": None}}
+    info = json.loads((tmp_path / MODEL_JSON).read_text())
+    assert {k: info[k] for k in ("model", "parameters")} == {"model": None, "parameters": {"backend": None}}
+    assert info["sent"] == {"not_sent": [], "requests": 0} and info["prompts"] == {}  # no trace: nothing was seen sent
 
 
 def test_submission_refuses_a_folder_without_a_run(tmp_path):

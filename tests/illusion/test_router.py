@@ -193,3 +193,89 @@ def test_category_tools_stay_within_the_papers_tool_table():
     for task in (1, 2):
         for category in [*categories(task), "general"]:
             assert set(tools_of(category, task)) <= set(TASK_TOOLS[task]), (task, category)
+
+
+# The DataCV 2026 test questions: every distinct question of ziplab/DDP's asset/Data/task1/test.csv (commit
+# 684032b, the `prompt` column up to "Answer Instructions") and asset/Data/task2/test.json (commit b83bc92, the
+# `Question` field without its "Question:" line), with how many test items ask it (`count`) and the category
+# whose strategy fits it (our reading of the question; the images are not public). Before the existence and
+# proper-name cues, 1333 of the 1385 items were routed to a fitting category (96.2%).
+DATACV = Path(__file__).parent / "datacv_router_questions.jsonl"
+
+
+def test_datacv_test_questions_are_the_whole_test_set():
+    rows = load_questions(DATACV)
+    assert sum(r["count"] for r in rows if r["task"] == 1) == 630
+    assert sum(r["count"] for r in rows if r["task"] == 2) == 755
+
+
+def test_router_fits_at_least_97_percent_of_the_datacv_test_items():
+    report = evaluate(load_questions(DATACV))
+    assert report.accuracy >= 0.97, report.table()
+
+
+@pytest.mark.parametrize("question", [
+    "Can the figure shown in the image exist in the real three-dimensional world?",
+    "Could the object drawn here exist in the physical world?",
+    "Would the structure in this picture be able to exist in three-dimensional space?",
+    "Is it possible for the shape on the left to exist in reality?",
+    "Can the staircase in the drawing be built in the real world?",
+    "Could a physical model of this object be built?",
+    "Does the three-dimensional object in the drawing exist as a real solid?",
+])
+def test_plain_worded_existence_questions_are_impossible_figures(question):
+    assert route(question, 2).category == "impossible figure", scores(question, 2)[:3]
+
+
+@pytest.mark.parametrize("question", [
+    "Is the person touching the Leaning Tower of Pisa in the image?",
+    "Is the tourist holding up the Leaning Tower of Suurhusen?",
+    "Is the girl pushing the Crooked House with one finger?",
+    "Is the man touching the Tilted Arc in the photo?",
+    "Is the child pinching the top of the Leaning Temple of Huma?",
+])
+def test_a_slant_word_inside_a_landmark_name_is_not_a_slant_question(question):
+    assert route(question, 2).category == "forced perspective", scores(question, 2)[:3]
+
+
+@pytest.mark.parametrize("question", [
+    "Is the Leaning Tower of Pisa in this photo leaning more than usual?",
+    "Is the wall of the Crooked House tilted to the left?",
+    "Leaning lines: are the tiles tilted?",
+])
+def test_a_real_slant_question_about_a_named_place_is_still_slant(question):
+    assert route(question, 2).category == "alignment and slant", scores(question, 2)[:3]
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, "2", True])
+def test_a_bad_count_is_named_with_its_line(tmp_path, count):
+    bad = tmp_path / "counts.jsonl"
+    bad.write_text(json.dumps({"task": 1, "category": "line length", "question": "Is A longer?", "count": count})
+                   + "\n")
+    with pytest.raises(ValueError, match=r"counts.jsonl:1: .*count must be a whole number >= 1"):
+        load_questions(bad)
+
+
+def test_cli_counts_each_question_as_often_as_the_test_set_asks_it(tmp_path, capsys):
+    rows = tmp_path / "counted.jsonl"
+    rows.write_text(json.dumps({"task": 1, "category": "line length", "question": "Is A longer?", "count": 3})
+                    + "\n" + json.dumps({"task": 1, "category": "line length", "count": 1,
+                                         "question": "Are the lines straight?"}) + "\n")
+    assert main(["route", "--questions", str(rows)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^all\s+3\s+4\s+75\.0%$", out, re.M)
+    assert "routed 'line straightness': Are the lines straight?\n" in out + "\n"
+
+
+@pytest.mark.parametrize("question", [
+    "Is the man standing in the teacup?",
+    "Is the girl sitting inside the bottle?",
+    "Can the child fit into the glass?",
+    "Will the boy enter the woman's mouth?",
+])
+def test_someone_inside_a_small_near_object_is_forced_perspective(question):
+    assert route(question, 2).category == "forced perspective", scores(question, 2)[:3]
+
+
+def test_an_object_in_a_container_is_not_forced_perspective():
+    assert route("Is the apple in the bowl real?", 2).category != "forced perspective"

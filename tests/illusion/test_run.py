@@ -17,7 +17,8 @@ from trompe_agents.backends.base import BackendOptions
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import PRICES
-from trompe_agents.illusion.runner import RateLimiter, RunOptions, read_meta, read_results, run_samples
+from trompe_agents.backends.ratelimit import RateLimiter
+from trompe_agents.illusion.runner import RunOptions, read_meta, read_results, run_samples
 from trompe_agents.plugins import create_backend
 from trompe_agents.testing import FakeVendor, call, final, tool_results
 from trompe_agents.toolclient import ToolClient
@@ -81,12 +82,12 @@ async def test_per_sample_errors_are_recorded_and_the_run_goes_on(probes, tmp_pa
     assert all(records[s.id]["answer"] == "yes" for s in probes[:4] if s is not probes[2])
 
 
-def run_cli(probe_dir, out, gate):
-    """A run whose model answers three samples, then hangs until killed unless `gate` exists."""
+def run_cli(probe_dir, out, gate, model="gated_line_then_yes"):
+    """A run whose model answers three samples, then hangs until killed unless `gate` exists (or `model`)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
            "TROMPE_TEST_GATE": str(gate)}
     cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
-           "--model", "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir), "--task", "1",
+           "--model", f"scripted:{model}", "run", "--dataset", str(probe_dir), "--task", "1",
            "--out", str(out), "--concurrency", "2", "--no-progress"]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -7,6 +7,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,13 +36,13 @@ async def test_an_image_that_could_never_fit_the_budget_is_refused_before_decodi
 
 
 async def test_work_in_flight_pushes_kept_pixels_out_of_ram(make_app):
-    app = make_app(Limits(memory_budget=4 * ONE))
+    app = make_app(Limits(memory_budget=5 * ONE))  # a crop reserves 2 x 4 bytes a pixel: room for 2 kept
     async with Client(app.mcp) as client:
         session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
         for _ in range(3):
             await client.call_tool("crop", {"session": session["session"], "image": "original", "box": [0, 0, 64, 48]})
     assert app.registry.bytes_in_memory > ONE
-    app.registry.work.reserve(3 * ONE)
+    app.registry.work.reserve(4 * ONE)
     try:
         assert app.registry.bytes_in_memory <= ONE
     finally:
@@ -124,3 +125,58 @@ async def test_full_size_resource_reads_wait_for_room_like_tool_work(make_app):
     pixels = Image.open(io.BytesIO(base64.b64decode(read["result"].contents[0].blob)))
     assert np.array_equal(np.asarray(pixels), np.asarray(gradient()))
     assert app.registry.work.reserved == 0
+
+
+def _encoded(im: Image.Image, fmt: str, **options) -> str:
+    buf = io.BytesIO()
+    im.save(buf, format=fmt, **options)
+    return f"data:image/{fmt.lower()};base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+async def test_a_format_that_decodes_through_extra_copies_is_refused_where_they_would_pass_the_budget(make_app):
+    """WebP decodes through three full-size buffers besides the image (16 bytes a pixel at the peak): at a budget
+    a little over one 2000x2000 working copy, such a WebP is refused before decoding, the same pixels as PNG
+    (8 bytes a pixel at the peak) are not."""
+    app = make_app(Limits(memory_budget=20_000_000))
+    flat = Image.new("RGB", (2000, 2000), (90, 140, 200))
+    async with Client(app.mcp) as client:
+        webp = await client.call_tool("open_session", {"source": _encoded(flat, "WEBP", lossless=True)})
+        png = await client.call_tool("open_session", {"source": _encoded(flat, "PNG")})
+    assert webp.is_error
+    assert ("source: image is 2000x2000; its format decodes through 64000000 bytes at the peak, over the "
+            "20000000-byte memory budget (memory_budget) plus one 16000000-byte working copy and 8388608 bytes of "
+            "conversion") in webp.content[0].text
+    assert not png.is_error, png.content[0].text
+
+
+MALLOC_PROBE = """
+import resource
+from pathlib import Path
+from PIL import Image
+from trompe_server.admission import return_freed_pixels_to_the_os
+
+return_freed_pixels_to_the_os()
+def rss(): return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
+def call(): return Image.new("RGB", (1024, 1024), (1, 2, 3)).convert("RGBA").tobytes()  # a 1024x1024 call's buffers
+for _ in range(3):
+    call()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(10):
+    call()
+per_call = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 10
+base = rss()
+big = Image.new("RGB", (4096, 4096), (1, 2, 3))
+held = rss() - base
+del big
+print(per_call, held, rss() - base)
+"""
+
+
+def test_the_server_heap_reuses_small_image_buffers_and_gives_large_ones_back():
+    """As the server tunes malloc: 1024x1024 buffers come from the heap again without faulting pages in (with
+    the 1 MiB threshold each such call faulted ~4,000 pages, bench/README.md), and a freed 64 MiB image leaves
+    the process at once (what keeps memory admission's peak)."""
+    done = subprocess.run([sys.executable, "-c", MALLOC_PROBE], capture_output=True, text=True, check=True)
+    per_call, held, left = (float(v) for v in done.stdout.split())
+    assert per_call < 100, done.stdout
+    assert held >= 48 << 20 and left < 8 << 20, done.stdout

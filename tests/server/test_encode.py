@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 from PIL import Image
 
 from trompe_server.encode import encode_png, preview
+from trompe_server.imageio import to_rgb
 
 CHANNELS = {"L": 1, "LA": 2, "RGB": 3, "RGBA": 4}
 
@@ -62,6 +63,45 @@ def test_other_modes_are_sent_as_rgb_or_rgba():
     transparent = Image.new("P", (8, 4))
     transparent.info["transparency"] = 0
     assert decoded(encode_png(transparent)).mode == "RGBA"
+
+
+GREYS = {"I;16": "<u2", "I;16B": ">u2", "I": "<i4", "F": "<f4"}  # 16- and 32-bit greys, as Pillow lays them out
+
+
+@st.composite
+def source_images(draw) -> Image.Image:
+    """Any mode a source file can decode to, 16-bit and palette included, with random pixels."""
+    mode = draw(st.sampled_from(["1", "L", "LA", "La", "P", "PA", "RGB", "RGBA", "RGBa", "RGBX", "CMYK", "YCbCr",
+                                 "LAB", "HSV", *GREYS]))
+    size = (draw(st.integers(1, 24)), draw(st.integers(1, 24)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if mode in GREYS:  # 8-bit colours as 16-bit files store them (v*257), or as 0..255 in 32 bits
+        eight = rng.integers(0, 256, size[::-1])
+        return Image.frombytes(mode, size, (eight * 257 if mode.startswith("I;16") else eight)
+                               .astype(GREYS[mode]).tobytes())
+    im = Image.frombytes(mode, size, rng.bytes(len(Image.new(mode, size).tobytes())))
+    if mode == "P":
+        im.putpalette(rng.bytes(768))
+        if draw(st.booleans()):
+            im.info["transparency"] = int(rng.integers(0, 256))
+    return im
+
+
+@settings(max_examples=200, deadline=None)
+@given(source_images())
+def test_every_mode_the_server_returns_decodes_to_identical_pixels(im):
+    """What a tool returns is to_rgb of its image (RGB or RGBA); those exact pixels come back from the PNG."""
+    sent = to_rgb(im)
+    back = decoded(encode_png(sent))
+    assert back.mode == sent.mode in ("RGB", "RGBA") and back.size == im.size
+    assert np.array_equal(np.asarray(back), np.asarray(sent))
+
+
+def test_sixteen_bit_greys_keep_their_eight_bit_values():
+    """A 16-bit PNG of 8-bit colours (v*257) is sent as exactly those 8-bit values."""
+    eight = np.arange(256, dtype=np.uint16).reshape(16, 16)
+    back = np.asarray(decoded(encode_png(to_rgb(Image.fromarray(eight * 257)))))
+    assert back.shape == (16, 16, 3) and np.array_equal(back[..., 0], eight) and np.array_equal(back[..., 2], eight)
 
 
 @settings(max_examples=60, deadline=None)

@@ -67,7 +67,7 @@ def test_a_session_evicted_by_opens_elsewhere_before_its_first_image_says_why(sh
     limits = Limits(max_sessions_per_client=1, max_sessions=5)
     storage = shared_storage(limits)
     opened_elsewhere = Meanwhile(storage, "create_session",
-                                 lambda s, _id, client, quota: s.create_session("s_elsewhere", client, quota))
+                                 lambda s, _id, client, quota, _request: s.create_session("s_elsewhere", client, quota))
     with pytest.raises(SessionGone) as error:
         Registry(limits, opened_elsewhere).open_session("client-a", "original", gradient(), "g.png")
     assert str(error.value) == (
@@ -80,7 +80,7 @@ def test_a_refused_first_image_is_the_error_shown_even_if_its_session_was_evicte
     limits = Limits(max_sessions_per_client=1, max_pixels=100)
     storage = shared_storage(limits)
     opened_elsewhere = Meanwhile(storage, "create_session",
-                                 lambda s, _id, client, quota: s.create_session("s_elsewhere", client, quota))
+                                 lambda s, _id, client, quota, _request: s.create_session("s_elsewhere", client, quota))
     with pytest.raises(LimitError, match=r"^source: 64x48 = 3072 pixels is over the 100 pixel limit"):
         Registry(limits, opened_elsewhere).open_session("client-a", "original", gradient(), "g.png")
     assert storage.session_ids() == ["s_elsewhere"]
@@ -145,4 +145,46 @@ def test_a_refusal_the_rules_do_not_know_is_shown_as_it_is():
     session = registry.create_session()
     with pytest.raises(Refused, match="max_frames"):
         registry.add_input(session, "original", Image.new("RGB", (4, 4)), "test")
+    registry.close()
+
+
+def test_a_request_stored_once_is_answered_with_what_it_stored(shared_storage):
+    """A resend after a lost reply (same request id, maybe through another replica) adds no second version."""
+    limits = Limits()
+    registry = Registry(limits, shared_storage(limits))
+    opened = [registry.open_session("client-a", "original", gradient(), "g.png", "open-request-1") for _ in range(2)]
+    assert opened[0][0] == opened[1][0] and opened[1][1].id == "original"
+    session = opened[0][0]
+    first = registry.add_output(session, gradient(8, 8), "crop", {"box": [0, 0, 8, 8]}, ("original",), "crop-1")
+    again = registry.add_output(session, gradient(8, 8), "crop", {"box": [0, 0, 8, 8]}, ("original",), "crop-1")
+    assert again == first and first.id == "img_001"
+    other = registry.add_output(session, gradient(8, 8), "crop", {"box": [0, 0, 8, 8]}, ("original",), "crop-2")
+    assert other.id == "img_002"  # a new request is a new version, even of the same pixels
+    assert [r.id for r in registry.records(session)] == ["original", "img_001", "img_002"]
+    registry.close_session(session)
+    reopened, _ = registry.open_session("client-a", "original", gradient(), "g.png", "open-request-1")
+    assert reopened != session  # the session that request opened is gone: a new one, not an error
+
+
+def test_pixels_freed_by_a_close_between_their_write_and_the_record_are_written_again(redis_url):
+    """Two sessions share identical pixels; one closing between the replica's SET and its APPEND script must
+    not leave a record without pixels, nor skip an id."""
+    limits = Limits()
+    storage = RedisStorage(redis_url, limits.memory_budget)
+    registry = Registry(limits, storage)
+    session, _ = registry.open_session("local", "original", gradient(), "g.png")
+    written = storage.client.set
+
+    def freed_at_once(key, value, **options):  # the other session's close lands right after the first SET
+        result = written(key, value, **options)
+        storage.client.set = written
+        storage.client.delete(key)
+        return result
+    storage.client.set = freed_at_once
+    storage.cache.clear()
+    record = registry.add_output(session, gradient(8, 8), "crop", {}, ("original",))
+    assert record.id == "img_001"
+    storage.cache.clear()
+    assert registry.load(session, "img_001").tobytes() == gradient(8, 8).tobytes()
+    assert registry.add_output(session, gradient(4, 4), "crop", {}, ("original",)).id == "img_002"
     registry.close()

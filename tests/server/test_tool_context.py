@@ -3,14 +3,18 @@ memory budget, and become the parents of the result."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from mcp import Client
 
 from imagekit import data_url, gradient
 from serverkit import ToolkitPlugin
 from trompe_server import ToolContext, ToolOutput, hookimpl
+from trompe_server.errors import PluginError
 from trompe_server.limits import Limits
 
-ONE = 64 * 48 * 3  # bytes of the 64x48 RGB test image
+HELD = 64 * 48 * 4  # bytes Pillow holds of the 64x48 RGB test image: 4 a pixel
 
 
 async def open_three(client: Client) -> str:
@@ -48,11 +52,15 @@ def held(ctx: ToolContext, images: list[str]) -> ToolOutput:
 
 
 class HeldPlugin:
-    """Registers `held`."""
+    """Registers `held`, and the same function as `held_more`, declared to hold `copies` working copies."""
+
+    def __init__(self, copies: float = 3):
+        self.copies = copies
 
     @hookimpl
     def register_tools(self, register):
         register(held, tags=("test",))
+        register(held, tags=("test",), name="held_more", copies=self.copies)
 
 
 async def test_a_call_holds_two_copies_of_each_image_it_reads_and_releases_them(make_app):
@@ -62,5 +70,21 @@ async def test_a_call_holds_two_copies_of_each_image_it_reads_and_releases_them(
     async with Client(app.mcp) as client:
         session = await open_three(client)
         result = await client.call_tool("held", {"session": session, "images": ["original", "original", "b"]})
-        assert result.content[0].text == f"{2 * ONE} {2 * ONE} {4 * ONE}"
+        assert result.content[0].text == f"{2 * HELD} {2 * HELD} {4 * HELD}"
     assert app.registry.work.reserved == 0
+
+
+async def test_a_tool_that_declares_more_working_copies_reserves_them(make_app):
+    app = make_app(extra_plugins={"held": HeldPlugin(copies=3.5)})
+    async with Client(app.mcp) as client:
+        session = await open_three(client)
+        result = await client.call_tool("held_more", {"session": session, "images": ["original", "b"]})
+        assert result.content[0].text == f"{round(3.5 * HELD)} {2 * round(3.5 * HELD)}"
+    assert app.registry.work.reserved == 0
+
+
+@pytest.mark.parametrize("copies", [0, 0.5, 65, float("nan"), "2"])
+def test_a_working_copy_count_outside_1_to_64_is_refused_at_start_up(make_app, copies):
+    with pytest.raises(PluginError, match=re.escape(f"plugin 'held' registers tool 'held_more' with copies={copies!r}; "
+                                                    "accepted: a number from 1 to 64")):
+        make_app(extra_plugins={"held": HeldPlugin(copies=copies)})

@@ -93,7 +93,7 @@ def test_tokens_per_role_stage_iteration_and_sample_match_the_vendors(tmp_path, 
         capsys.readouterr()
         assert main(["apply", str(run), "--dataset", str(dev_set), "--include-dev", *servers[8:]]) == 0
         printed = capsys.readouterr().out
-    lines = [json.loads(line) for line in (run / "apply-probes.jsonl").open()]
+    lines = [json.loads(line) for line in next(run.glob("apply-probes-*.jsonl")).open()]
     per_sample = (len(target.requests) - asked_before) // len(lines)
     assert per_sample >= 1 and len(target.requests) - asked_before == per_sample * len(lines)
     assert all(tokens_of(line["usage"]) == total(["target"] * per_sample) for line in lines)

@@ -136,6 +136,19 @@ time.sleep(600)''')
     assert survivors() == set()
 
 
+STANDALONE_ISOLATION = '''
+from .base import Isolation, Launch, SandboxLimits, SandboxUnavailable
+from .bwrap import Bwrap
+
+
+def choose(name="auto"):
+    sandbox = Bwrap()
+    reason = sandbox.unavailable()
+    if reason:
+        raise SandboxUnavailable(reason)
+    return sandbox
+'''
+
 UNPRIVILEGED = '''
 import asyncio, json, sys
 sys.path.insert(0, sys.argv[1])
@@ -160,7 +173,8 @@ asyncio.run(run())
 
 def test_as_an_unprivileged_user_too(tmp_path):
     """Run as root, the same checks again from a process of user `nobody` (the system interpreter, and a
-    world-readable copy of the sandbox's own modules, since the project may live under a 0700 home)."""
+    world-readable copy of the sandbox's own modules, since the project may live under a 0700 home; the copy's
+    `isolation` package picks bubblewrap directly instead of through the plugin registry)."""
     if os.getuid() != 0:
         pytest.skip("not root: every other test here already runs as an unprivileged user")
     require_os_sandbox()
@@ -178,6 +192,9 @@ def test_as_an_unprivileged_user_too(tmp_path):
             target = copy / path.relative_to(AGENTS)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, target)
+        # the package's plugin registry needs the project's dependencies; nobody's interpreter has only the
+        # standard library, which is all the sandbox itself (sandbox.py, bwrap.py, launcher.py) uses
+        (copy / "trompe_agents/sevex/isolation/__init__.py").write_text(STANDALONE_ISOLATION)
         for folder, _, files in os.walk(copy):
             os.chmod(folder, 0o755)
             for name in files:

@@ -13,7 +13,7 @@ class BackendError(RuntimeError):
 
     def __init__(self, message: str, kind: str = "backend"):
         super().__init__(message)
-        self.kind = kind  # auth, not_found, connection, quota, rate_limit, ... (backends/error_kinds.py)
+        self.kind = kind  # auth, not_found, connection, quota, rate_limit, ... (failures.ErrorKind)
 
 
 class MissingCredentials(BackendError):
@@ -50,7 +50,8 @@ class BackendOptions:
                  max_retries: int = 4, retry_cap: float = 60.0, timeout: float = 120.0,
                  fallback_models: list[str] | None = None, record: str | None = None,
                  extra: dict[str, Any] | None = None, thinking: str | None = None,
-                 image_format: str = "auto", keep_images: int | None = DEFAULT_KEEP_ROUNDS):
+                 image_format: str = "auto", keep_images: int | None = DEFAULT_KEEP_ROUNDS,
+                 service_tier: str | None = None):
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
@@ -63,3 +64,4 @@ class BackendOptions:
         self.thinking = thinking  # off, low, medium, high; None: the vendor's default
         self.image_format = image_format  # auto, png, jpeg, webp
         self.keep_images = keep_images  # rounds whose images are re-sent; None: every image every round
+        self.service_tier = service_tier  # standard or flex (OpenAI, Gemini: half price, slower); None: standard

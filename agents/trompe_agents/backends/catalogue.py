@@ -1,38 +1,47 @@
 """What each vendor's models accept, as their documentation says on 2026-12-01; backends ask here, not in constants.
 
-Every entry names the vendor page it was checked against (`SOURCES`). Prices are list prices in USD per million
-tokens, estimates only (`--price` overrides them). A model the table does not know gets its family's entry (the
-longest known prefix), and an alias (`*-latest`, `sonnet`) is resolved by capability: it stands for the newest
-generation of its family, never for an old one.
+The facts live in a data file, `models.toml` beside this module, each entry naming the vendor page it was checked
+against; a user file (`TROMPE_MODELS`, else `~/.config/trompe/models.toml`) adds models or replaces fields without a
+release. Prices come from `genai-prices` (the pydantic team's maintained price data, offline in its wheel) unless an
+entry sets its own; `--price` overrides both. A model the table does not know gets its family's entry (the longest
+known prefix), and an alias (`*-latest`, `sonnet`) is resolved by capability: it stands for the newest generation of
+its family, never for an old one. A deprecated, routed or retired model warns once, naming its replacement.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
-from dataclasses import dataclass, replace
+import sys
+import tomllib
+import warnings
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
 MB = 1024 * 1024
-
-SOURCES = {
-    "anthropic-models": "https://platform.claude.com/docs/en/about-claude/models/overview",
-    "anthropic-sonnet-5-5": "https://platform.claude.com/docs/zh-CN/models/sonnet-5-5/overview",
-    "anthropic-sonnet-5": "https://platform.claude.com/docs/zh-CN/models/sonnet-5/overview",
-    "anthropic-deprecations": "https://platform.claude.com/docs/en/about-claude/model-deprecations",
-    "anthropic-vision": "https://platform.claude.com/docs/en/build-with-claude/vision",
-    "anthropic-caching": "https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
-    "openai-deprecations": "https://developers.openai.com/api/docs/deprecations",
-    "openai-models": "https://developers.openai.com/api/docs/models/gpt-6-luna",
-    "openai-images": "https://developers.openai.com/api/docs/guides/images-vision",
-    "gemini-models": "https://ai.google.dev/gemini-api/docs/models",
-    "gemini-deprecations": "https://ai.google.dev/gemini-api/docs/deprecations",
-    "gemini-3": "https://ai.google.dev/gemini-api/docs/gemini-3",
-}
+USER_FILE_VARIABLE = "TROMPE_MODELS"
+STATUSES = ("active", "deprecated", "routed", "retired")
+THINKING_KINDS = ("adaptive", "budget", "effort", "level")
+# genai-prices' provider ids; a vendor documents a tier at half price where genai-prices has no variant for it yet
+# (Gemini: ai.google.dev/gemini-api/docs/optimization, "Flex: 50% discount"; Anthropic Message Batches:
+# platform.claude.com/docs/en/build-with-claude/batch-processing, "50% of standard API prices").
+PRICE_PROVIDER = {"anthropic": "anthropic", "openai": "openai", "gemini": "google"}
+TIER_DISCOUNT = {("gemini", "flex"): 0.5, ("anthropic", "batch"): 0.5}
 
 LEVELS = ("off", "low", "medium", "high")
-# Rounds whose images are re-sent (older ones become a stub). Measured with bench/image_tokens.py on a 10-round Task II
-# sample: with prompt caching, K=1/2/3 cost 0.21-0.25x / 0.26-0.30x / 0.31-0.36x of today's input tokens; K=2 keeps
-# the latest result and the one before it (a comparison between two steps) for 0.05x more than K=1.
+# Rounds whose images are re-sent (older ones become a stub), where no prompt cache reuses them. Measured with
+# bench/image_tokens.py on a 10-round Task II sample: K=1/2/3 cost 0.22-0.23x / 0.27-0.30x / 0.31-0.36x of re-sending
+# everything with the stable prefix cached; K=2 keeps the latest result and the one before it (a comparison between
+# two steps) for 0.05x more than K=1.
 DEFAULT_KEEP_ROUNDS = 2
+# Backends whose vendor reuses the longest prefix shared with the previous request (Anthropic with a top-level
+# cache_control, OpenAI routed by prompt_cache_key, Gemini's implicit cache): keeping every image makes each request
+# the previous one plus a round, which bench/image_tokens.py prices at 0.75-0.87x of K=2 elision on every vendor.
+ROLLING_CACHE_BACKENDS = frozenset({"claude", "openai", "openai-chat", "gemini"})
 # Tokens reserved for thinking on top of the answer's own budget, where a vendor counts thinking as output.
 THINKING_BUDGET = {"off": 0, "low": 1024, "medium": 4096, "high": 16384}
 
@@ -62,28 +71,42 @@ class Price:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What one model accepts. `thinking` is how it is steered: 'adaptive' / 'budget' (Anthropic), 'effort'
-    (OpenAI reasoning), 'level' / 'budget' (Gemini 3 / 2.5), or None (no thinking control)."""
+    """What one model accepts (the fields of models.toml). `thinking` is how it is steered: 'adaptive' / 'budget'
+    (Anthropic), 'effort' (OpenAI reasoning), 'level' / 'budget' (Gemini 3 / 2.5), or None (no thinking control)."""
 
     vendor: str
     id: str
-    status: str = "active"  # active, deprecated (still answers) or retired (requests fail)
+    status: str = "active"  # active, deprecated (still answers), routed (another model answers), retired, unknown
     replacement: str | None = None
     temperature: bool = True  # accepts a temperature; Gemini 3 accepts one but Google advises the default
     default_temperature: float | None = 0.0  # what we send when the user says nothing (None: send none)
     thinking: str | None = None
-    thinking_off: bool = True  # thinking can be switched off entirely
     efforts: tuple[str, ...] = ()  # accepted effort/level names, lowest first
+    thinking_off: str = ""  # Claude's thinking type for `--thinking off` ('disabled', 'between_tools'); '': lowest
+    thinking_display: str = ""  # Claude's thinking.display ('summarized': the narration reaches the trace)
+    chat_tools_effort: str = ""  # the reasoning_effort Chat Completions demands next to function tools
     final_with_tools: bool = True  # native structured output can be combined with tools
     tool_images: bool = True  # images may go inside tool results (Gemini: function responses)
     images: ImageLimits | None = None
-    price: Price | None = None
+    listed_price: Price | None = field(default=None, compare=False)  # the catalogue's own price, if it sets one
+    priced_as: str | None = None  # the model whose list price applies (a routed model: the one that answers)
     source: str = ""
 
     @property
     def thinks_by_default(self) -> bool:
         """Thinks when not told otherwise (all but Claude's manual-thinking models): the output budget needs room."""
         return self.thinking is not None and not (self.vendor == "anthropic" and self.thinking == "budget")
+
+    @property
+    def price(self) -> Price | None:
+        """The standard-tier list price: the catalogue's own, else genai-prices' (None: unknown, see --price)."""
+        return self.price_for("")
+
+    def price_for(self, service_tier: str) -> Price | None:
+        """The list price on a service tier ('' standard, 'flex'); None where no source knows it."""
+        if self.listed_price is not None and not service_tier:
+            return self.listed_price
+        return market_price(self.vendor, self.priced_as, service_tier) if self.priced_as else None
 
 
 # Image limits from the vendors' vision guides: SOURCES["anthropic-vision"] (5 MB, 8000 px, 100 images, 32 MB request,
@@ -99,90 +122,172 @@ GEMINI_IMAGES = ImageLimits(max_bytes=7 * MB, max_side=3072, preview_side=1536, 
 # A local server (vLLM, Ollama, llama.cpp) has no documented limit; keep requests the size OpenAI's would be.
 LOCAL_IMAGES = replace(OPENAI_IMAGES, preview_side=1568, max_pixels=1568 * 1568)
 
-CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
-OPENAI_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
+IMAGE_LIMITS = {"anthropic": ANTHROPIC_IMAGES, "openai": OPENAI_IMAGES, "gemini": GEMINI_IMAGES}
 
 
-def _claude(id: str, price: Price, *, adaptive: bool = True, off: bool = True, sampling: bool = False,
-            source: str = "anthropic-models", **kw) -> ModelInfo:
-    return ModelInfo("anthropic", id, temperature=sampling, default_temperature=0.0 if sampling else None,
-                     thinking="adaptive" if adaptive else "budget", thinking_off=off,
-                     efforts=CLAUDE_EFFORTS if adaptive else (), images=ANTHROPIC_IMAGES, price=price,
-                     source=SOURCES[source], **kw)
+class CatalogueError(ValueError):
+    """A catalogue file that cannot be read: the message names the file and the entry."""
 
 
-def _claude_price(inp: float, out: float) -> Price:
-    """Anthropic bills a 5-minute cache write at 1.25x and a cache read at 0.1x the input price."""
-    return Price(inp, out, round(inp * 0.1, 4), round(inp * 1.25, 4))
+class ModelStatusWarning(UserWarning):
+    """A model that is deprecated, routed to another one or retired."""
 
 
-def _openai(id: str, price: Price, *, reasoning: bool = True, efforts: tuple[str, ...] = OPENAI_EFFORTS,
-            source: str = "openai-models", **kw) -> ModelInfo:
-    return ModelInfo("openai", id, temperature=not reasoning, default_temperature=None if reasoning else 0.0,
-                     thinking="effort" if reasoning else None, thinking_off="none" in efforts or not reasoning,
-                     efforts=efforts if reasoning else (), images=OPENAI_IMAGES, price=price,
-                     source=SOURCES[source], **kw)
+def user_file() -> Path | None:
+    """The user's catalogue file: $TROMPE_MODELS (empty: none), else ~/.config/trompe/models.toml if it exists."""
+    if USER_FILE_VARIABLE in os.environ:
+        value = os.environ[USER_FILE_VARIABLE].strip()
+        return Path(value).expanduser() if value else None
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    path = config / "trompe" / "models.toml"
+    return path if path.is_file() else None
 
 
-def _gemini(id: str, price: Price | None, *, generation: int = 3, source: str = "gemini-models", **kw) -> ModelInfo:
-    three = generation >= 3
-    return ModelInfo("gemini", id, temperature=True, default_temperature=None if three else 0.0,
-                     thinking="level" if three else "budget", thinking_off=not three,
-                     efforts=("minimal", "low", "medium", "high") if three else (), final_with_tools=three,
-                     tool_images=three, images=GEMINI_IMAGES, price=price, source=SOURCES[source], **kw)
+def _read(path: Path | None, text: str | None = None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text if text is not None else path.read_text(encoding="utf-8"))  # type: ignore[union-attr]
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CatalogueError(f"model catalogue {path}: {exc}") from None
 
 
-MODELS: list[ModelInfo] = [
-    # Anthropic: Sonnet 5 and later reject sampling parameters (400) and think adaptively.
-    _claude("claude-sonnet-5-5", _claude_price(2.00, 10.00), off=False, source="anthropic-sonnet-5-5"),
-    _claude("claude-sonnet-5", _claude_price(2.00, 10.00), source="anthropic-sonnet-5"),
-    _claude("claude-opus-5-5", _claude_price(4.00, 20.00), off=False),
-    _claude("claude-opus-5", _claude_price(5.00, 25.00)),
-    _claude("claude-fable-5-1", _claude_price(10.00, 50.00), off=False),
-    _claude("claude-opus-4-8", _claude_price(5.00, 25.00)),
-    _claude("claude-sonnet-4-6", _claude_price(3.00, 15.00), adaptive=False, sampling=True),
-    _claude("claude-haiku-4-5", _claude_price(1.00, 5.00), adaptive=False, sampling=True),
-    _claude("claude-sonnet-4-5", _claude_price(3.00, 15.00), adaptive=False, sampling=True, status="retired",
-            replacement="claude-sonnet-5-5", source="anthropic-deprecations"),
-    # OpenAI: GPT-5 and later are reasoning models (no temperature; reasoning effort instead).
-    _openai("gpt-6.1-terra", Price(1.00, 5.00, 0.05)),
-    _openai("gpt-6-luna", Price(0.10, 0.50, 0.01)),
-    _openai("gpt-5-mini", Price(0.25, 2.00, 0.025), efforts=("minimal", "low", "medium", "high"),
-            status="deprecated", replacement="gpt-6.1-terra", source="openai-deprecations"),
-    _openai("gpt-4.1-mini", Price(0.40, 1.60, 0.10), reasoning=False, status="deprecated",
-            replacement="gpt-6-luna", source="openai-deprecations"),
-    _openai("gpt-4o", Price(2.50, 10.00, 1.25), reasoning=False, status="deprecated", replacement="gpt-6.1-terra",
-            source="openai-deprecations"),
-    # Gemini: 3.x advises the default temperature 1.0 and steers thinking by level; 2.5 by a token budget.
-    _gemini("gemini-3.5-flash", None),
-    _gemini("gemini-3.5-flash-lite", None),
-    _gemini("gemini-3.1-flash-lite", Price(0.25, 1.50, 0.025)),
-    _gemini("gemini-3.1-pro-preview", Price(2.00, 12.00, 0.20), source="gemini-3"),
-    _gemini("gemini-3-flash-preview", Price(0.50, 3.00, 0.05), source="gemini-deprecations"),
-    _gemini("gemini-2.5-flash-lite", Price(0.10, 0.40, 0.01), generation=2),
-    _gemini("gemini-2.5-flash", Price(0.30, 2.50, 0.03), generation=2, status="retired",
-            replacement="gemini-3.5-flash-lite", source="gemini-deprecations"),
-    _gemini("gemini-2.5-pro", Price(1.25, 10.00, 0.125), generation=2, status="retired",
-            replacement="gemini-3.1-pro-preview", source="gemini-deprecations"),
-]
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """`extra` on top of `base`, table by table (a user entry replaces single fields, not the whole model)."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+MODEL_FIELDS = {"vendor", "status", "replacement", "temperature", "default_temperature", "thinking", "efforts",
+                "thinking_off", "thinking_display", "chat_tools_effort", "final_with_tools", "tool_images",
+                "images", "price", "source"}
+
+
+def _model(id: str, entry: dict[str, Any], data: dict[str, Any], where: str) -> ModelInfo:
+    """One [models."<id>"] table on top of its vendor's defaults, checked field by field."""
+    unknown = set(entry) - MODEL_FIELDS
+    vendor = entry.get("vendor")
+    if unknown or vendor not in data.get("vendors", {}):
+        what = f"unknown field {sorted(unknown)[0]!r}" if unknown else f"vendor must be one of " \
+            f"{', '.join(data.get('vendors', {}))}, got {vendor!r}"
+        raise CatalogueError(f"model catalogue {where}: models.{id}: {what}")
+    values = {**data["vendors"][vendor], **entry}
+    status, thinking = values.get("status", "active"), values.get("thinking", "none")
+    if status not in STATUSES or (thinking != "none" and thinking not in THINKING_KINDS):
+        raise CatalogueError(f"model catalogue {where}: models.{id}: status must be one of {', '.join(STATUSES)} "
+                             f"and thinking one of none, {', '.join(THINKING_KINDS)}; got {status!r}, {thinking!r}")
+    price = values.get("price")
+    try:
+        listed = Price(**{k: float(v) for k, v in price.items()}) if price is not None else None
+    except (AttributeError, TypeError, ValueError):
+        raise CatalogueError(f"model catalogue {where}: models.{id}.price must hold input, output and optionally "
+                             f"cache_read, cache_write (USD per million tokens); got {price!r}") from None
+    default_temperature = values.get("default_temperature", 0.0)
+    source = str(values.get("source", ""))
+    return ModelInfo(
+        vendor, id, status=status, replacement=values.get("replacement"),
+        temperature=bool(values.get("temperature", True)),
+        default_temperature=None if default_temperature == "none" else float(default_temperature),
+        thinking=None if thinking == "none" else thinking, efforts=tuple(values.get("efforts", ())),
+        thinking_off=str(values.get("thinking_off", "")), thinking_display=str(values.get("thinking_display", "")),
+        chat_tools_effort=str(values.get("chat_tools_effort", "")),
+        final_with_tools=bool(values.get("final_with_tools", True)), tool_images=bool(values.get("tool_images", True)),
+        images=IMAGE_LIMITS.get(values.get("images", "")), listed_price=listed,
+        priced_as=values.get("replacement") if status == "routed" else id,
+        source=data.get("sources", {}).get(source, source))
+
+
+def load(user: Path | None = None) -> dict[str, Any]:
+    """The package's catalogue with the user's file on top: models, defaults, aliases and sources."""
+    data = _read(Path("models.toml"), resources.files(__package__).joinpath("models.toml").read_text("utf-8"))
+    where = "models.toml"
+    if user is not None:
+        data, where = _merge(data, _read(user)), f"{models_toml()} + {user}"
+    models = [_model(id, entry, data, where) for id, entry in data.get("models", {}).items()]
+    known = {m.id for m in models}
+    for name, target in {**data.get("defaults", {}), **data.get("aliases", {})}.items():
+        if target not in known:
+            raise CatalogueError(f"model catalogue {where}: {name} = {target!r} names no model of the catalogue")
+    return {"models": models, "defaults": data.get("defaults", {}), "aliases": data.get("aliases", {}),
+            "sources": data.get("sources", {})}
+
+
+def models_toml() -> str:
+    return str(resources.files(__package__).joinpath("models.toml"))
+
+
+@functools.cache
+def market_price(vendor: str, model: str, service_tier: str = "") -> Price | None:
+    """genai-prices' list price of `model` (its base tier, USD per million tokens), or None where it has none."""
+    provider = PRICE_PROVIDER.get(vendor)
+    try:
+        from genai_prices import data_snapshot
+    except ImportError:  # an install without it: every cost is unknown unless --price says it
+        return None
+    if provider is None:
+        return None
+    try:
+        _, found = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
+    except LookupError:
+        return None
+    prices = found.get_prices(datetime.now(UTC), {"service_tier": service_tier} if service_tier else None)
+
+    def base(name: str) -> float | None:
+        value = getattr(prices, name, None)
+        return None if value is None else float(getattr(value, "base", value))
+
+    inp, out = base("input_mtok"), base("output_mtok")
+    if inp is None or out is None:
+        return None
+    price = Price(inp, out, base("cache_read_mtok"), base("cache_write_mtok"))
+    if service_tier and (vendor, service_tier) in TIER_DISCOUNT and price == market_price(vendor, model):
+        f = TIER_DISCOUNT[vendor, service_tier]  # genai-prices has no variant for the tier: the documented discount
+        price = Price(inp * f, out * f, *(None if p is None else p * f for p in (price.cache_read, price.cache_write)))
+    return price
+
+
+try:
+    _CATALOGUE = load(user_file())
+except CatalogueError as exc:  # the user's own file: one line naming it, not a traceback from an import
+    sys.exit(f"trompe: {exc}")
+MODELS: list[ModelInfo] = _CATALOGUE["models"]
 BY_ID = {m.id: m for m in MODELS}
+SOURCES: dict[str, str] = _CATALOGUE["sources"]
 
 # The default model per backend: live, with vision and tools, priced for many samples.
-DEFAULTS = {"claude": "claude-sonnet-5-5", "openai": "gpt-6.1-terra", "openai-chat": "gpt-6.1-terra",
-            "gemini": "gemini-3.5-flash"}
+DEFAULTS: dict[str, str] = _CATALOGUE["defaults"]
 VENDOR_OF_BACKEND = {"claude": "anthropic", "openai": "openai", "openai-chat": "openai", "gemini": "gemini"}
+
+
+def default_keep_images(backend: str) -> int | None:
+    """`--keep-images` when not given: every image (None) where the vendor caches a rolling prefix, else K rounds."""
+    return None if backend in ROLLING_CACHE_BACKENDS else DEFAULT_KEEP_ROUNDS
+
 # Aliases stand for the newest model of their family: resolved to the capabilities of that model.
-ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5",
-           "claude-sonnet-latest": "claude-sonnet-5-5", "claude-opus-latest": "claude-opus-5-5",
-           "gemini-flash-latest": "gemini-3.5-flash", "gemini-flash-lite-latest": "gemini-3.5-flash-lite",
-           "gemini-pro-latest": "gemini-3.1-pro-preview"}
+ALIASES: dict[str, str] = _CATALOGUE["aliases"]
 # Unknown names: the family decides (newest generation for anything not matched more precisely).
-FAMILY_FALLBACK = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-terra", "gemini": "gemini-3.5-flash"}
+FAMILY_FALLBACK = {"anthropic": DEFAULTS["claude"], "openai": DEFAULTS["openai"], "gemini": DEFAULTS["gemini"]}
 _DATE = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{3})$")
+_WARNED: set[str] = set()
 
 
 def default_model(backend: str) -> str:
     return DEFAULTS[backend]
+
+
+def warn_status(model: str, vendor: str | None = None) -> str | None:
+    """Warn once per model that is deprecated, routed or retired, naming its replacement; returns the warning."""
+    info = lookup(model, vendor)
+    if info.status in ("active", "unknown") or model in _WARNED:
+        return None
+    _WARNED.add(model)
+    instead = f"--model {info.replacement}" if info.replacement else "another model"
+    text = {"deprecated": f"{model} is deprecated: it still answers but will be shut down; use {instead}",
+            "routed": f"{model} is routed: the vendor answers it with {info.replacement} (and it is priced as "
+                      f"that model); use {instead} to choose it yourself",
+            "retired": f"{model} is retired: its requests fail; use {instead}"}[info.status]
+    warnings.warn(f"{text} (source: {info.source})", ModelStatusWarning, stacklevel=2)
+    return text
 
 
 def lookup(model: str, vendor: str | None = None) -> ModelInfo:
@@ -202,12 +307,12 @@ def lookup(model: str, vendor: str | None = None) -> ModelInfo:
             return replace(newest, id=model)
     family = max((m for m in MODELS if name.startswith(m.id)), key=lambda m: len(m.id), default=None)
     if family:
-        return replace(family, id=model, price=None)
+        return replace(family, id=model, listed_price=None, priced_as=None)
     vendor = vendor or _vendor_of(name)
     if vendor in FAMILY_FALLBACK:
         fallback = BY_ID[FAMILY_FALLBACK[vendor]]
         older = _older_generation(vendor, name)
-        return replace(older or fallback, id=model, price=None, status="unknown")
+        return replace(older or fallback, id=model, listed_price=None, priced_as=None, status="unknown")
     return ModelInfo(vendor or "unknown", model, status="unknown")
 
 

@@ -7,10 +7,25 @@ model the catalogue says takes it. `extra["temperature"]` forces a value (or Non
 A model that still refuses it answers 400; the backend then drops it for the rest of the run and records that in
 `Turn.sent`. `extra["anthropic_version"]` overrides the API version header.
 
-Prompt caching: `cache_control` marks the end of the system prompt, of the tool list and of the first user turn
-(the question and its images), the part every round repeats unchanged; `extra["prompt_cache"] = false` turns it
-off. Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_config.effort`, older ones a
-`budget_tokens`; `max_tokens` grows by the thinking budget either way.
+Prompt caching: `cache_control` marks the end of the system prompt and of the tool list. When every image is kept
+(`--keep-images all`, the default here) each request is the previous one plus a round, so the request also carries
+the top-level (automatic) `cache_control`, which moves the breakpoint to its last block: the whole previous request
+is read from the cache (platform.claude.com/docs/en/build-with-claude/prompt-caching, "Automatic caching"). The
+block where the previous request ended is marked too (the fourth breakpoint), so a round that adds more than the
+20 blocks the cache looks back over (many parallel tool calls) still reads it. With
+elision an older image turns into a stub each round, so only the stable part is marked: the first user turn (the
+question and its images) is the third breakpoint. `extra["prompt_cache"] = false` turns caching off.
+
+Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_config.effort`, older ones a
+`budget_tokens`; `max_tokens` grows by the thinking budget either way. `off` is the model's own lowest setting
+(models.toml `thinking_off`): `disabled`, `between_tools` on Sonnet 5.5 (where `disabled` is a 400), or the lowest
+effort on models that always think. Sonnet 5.5 and Haiku 5.5 get `thinking.display: summarized`, so the narration
+they write between tool calls (thinking blocks) reaches the trace as `sent.narration`.
+
+`--service-tier batch` sends every request through Message Batches (anthropic_batches.py) at half price: requests
+within `batch_window` seconds (default 2) share a batch, polled every `batch_poll` seconds (default 30); a request
+then waits up to 24 hours. It fits single-request work (`--no-tools` baselines, router classification, SEVEX target
+inference); with tools every round waits for its own batch.
 """
 
 from __future__ import annotations
@@ -21,8 +36,10 @@ import anthropic
 
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
+from .anthropic_batches import BATCH_WAIT, Batcher, BatchResultError
 from .base import BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
+from .replycap import event_hooks, max_reply_bytes
 from .retry import Failure, Sleep
 from .error_kinds import anthropic_failure, transport_failure
 from .vendor import VendorBackend, api_key, b64, json_schema_strict, parts_of, result_text, system_text
@@ -51,21 +68,43 @@ def _assistant(message: Message, echo: list[dict[str, Any]] | None) -> list[dict
     return blocks
 
 
+def _previous_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last block of the last user turn an assistant turn follows: where the previous request ended."""
+    ends = [t["content"][-1] for t, after in zip(turns, turns[1:])
+            if t["role"] == "user" and after["role"] == "assistant" and t["content"]]
+    return ends[-1] if ends else None
+
+
 class ClaudeBackend(VendorBackend):
     """Claude through the official async SDK, with our retry policy instead of the SDK's."""
 
     name = "claude"
     default_model = default_model("claude")
+    truncated_stops = frozenset({"max_tokens"})
+
+    service_tiers = ("standard", "batch")
+    tier_note = "Anthropic offers no flex tier; batch: Message Batches, half price, answered within 24 hours"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.version = options.extra.get("anthropic_version")
+        self.batcher = Batcher(window=_seconds(options.extra, "batch_window", 2.0),
+                               poll=_seconds(options.extra, "batch_poll", 30.0)) \
+            if options.service_tier == "batch" else None
         super().__init__(options, sleep)
+
+    @property
+    def deadline(self) -> float:
+        """A batched request waits for its batch to end (within 24 hours), the others `--timeout`."""
+        if self.batcher is None:
+            return super().deadline
+        return BATCH_WAIT + self.batcher.window + self.batcher.poll + self.options.timeout
 
     def new_client(self) -> anthropic.AsyncAnthropic:
         # Our own http client, as in openai_responses.make_client: safe to garbage-collect after its loop closed.
         return anthropic.AsyncAnthropic(
             api_key=api_key(self.options, self.name, "ANTHROPIC_API_KEY"), base_url=self.options.base_url,
-            max_retries=0, timeout=self.options.timeout, http_client=anthropic.DefaultAsyncHttpxClient(),
+            max_retries=0, timeout=self.options.timeout,
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=event_hooks(max_reply_bytes(self.options.extra))),
             default_headers={"anthropic-version": self.version} if self.version else None)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
@@ -102,14 +141,19 @@ class ClaudeBackend(VendorBackend):
                                 for t in tools]
             if cache:
                 request["tools"][-1].update(CACHE)
-        if cache and request["messages"] and request["messages"][0]["content"]:
+        rolling = cache and self.images.keep_rounds is None
+        if rolling:
+            request.update(CACHE)  # automatic: the breakpoint follows the conversation's last block
+            if previous := _previous_end(request["messages"]):
+                previous.update(CACHE)  # where the last request's breakpoint was: hit even past the 20-block lookback
+        elif cache and request["messages"] and request["messages"][0]["content"]:
             request["messages"][0]["content"][-1].update(CACHE)
         output: dict[str, Any] = {}
         native = self.native_final(final_schema, json_schema_strict(final_schema or {}))
         if native:
             output["format"] = {"type": "json_schema", "schema": final_schema}
         thinking = self.thinking_request(info, request, output)
-        temperature = None if thinking.get("type") in ("enabled", "adaptive") else self.temperature_for(model)
+        temperature = None if thinking.get("type") not in (None, "disabled") else self.temperature_for(model)
         if output:
             request["output_config"] = output
         if temperature is not None:
@@ -117,9 +161,12 @@ class ClaudeBackend(VendorBackend):
         sent = {"model": model, "max_tokens": max_tokens, "temperature": temperature,
                 "temperature_via": "extra_body" if temperature is not None else "not sent",
                 "final_format": "native" if native else "parser", "prompt_cache": cache,
-                **({"thinking": thinking, "effort": output.get("effort")} if self.thinking else {})}
+                **({"cache_breakpoint": "rolling" if rolling else "stable prefix"} if cache else {}),
+                **({"thinking": thinking, "effort": output.get("effort")} if thinking else {})}
         if self.version:
             sent["anthropic_version"] = self.version
+        if self.batcher is not None:
+            sent["service_tier"] = "batch"
         return request, sent
 
     def temperature_for(self, model: str) -> float | None:
@@ -129,23 +176,32 @@ class ClaudeBackend(VendorBackend):
         return super().temperature_for(model)
 
     def thinking_request(self, info: ModelInfo, request: dict[str, Any], output: dict[str, Any]) -> dict[str, Any]:
-        """`--thinking` for this model: adaptive thinking with an effort, or a budget on older models."""
+        """`--thinking` for this model: adaptive thinking with an effort, the model's own `off` type
+        (`disabled`, or `between_tools` on Sonnet 5.5, at effort low), or a budget on older models. A model whose
+        thinking text is omitted by default gets `display` so its narration reaches the trace, asked or not."""
         level = self.thinking
-        if level is None or info.thinking is None:
+        display = info.thinking_display if info.status != "unknown" else ""  # unasked: only where we know it
+        if info.thinking is None or (level is None and not display):
             return {}
         if info.thinking == "budget":
-            if level == "off":
+            if level in ("off", None):
                 return {}
             thinking = {"type": "enabled", "budget_tokens": THINKING_BUDGET[level]}
         elif level == "off" and info.thinking_off:
-            thinking = {"type": "disabled"}
+            thinking = {"type": info.thinking_off}
+            if info.thinking_off == "between_tools":
+                output["effort"] = nearest_effort(info, "low")  # between_tools takes low, medium or high
         else:  # adaptive; a model that always thinks gets the lowest effort for "off"
-            thinking = {"type": "adaptive"}
-            output["effort"] = nearest_effort(info, level)
+            thinking = {"type": "adaptive", **({"display": display} if display else {})}
+            if level is not None:
+                output["effort"] = nearest_effort(info, level)
         request["thinking"] = thinking
         return thinking
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
+        if self.batcher is not None:  # a batch request's params are the body itself: extra_body merged in
+            params = {k: v for k, v in request.items() if k != "extra_body"} | request.get("extra_body", {})
+            return await self.batcher.create(self.client, params)
         return await self.client.messages.create(**request)
 
     def read(self, response: Any) -> Turn:
@@ -158,14 +214,31 @@ class ClaudeBackend(VendorBackend):
                       reasoning_tokens=thinking, cached_tokens=cached, cache_write_tokens=written)
         message = self.reply(text, calls, [b.model_dump(mode="json", exclude_none=True, by_alias=True)
                                            for b in response.content])
-        return Turn(message, usage, model=response.model, stop_reason=response.stop_reason or "")
+        turn = Turn(message, usage, model=response.model, stop_reason=response.stop_reason or "")
+        # Sonnet 5.5 narrates between tool calls in thinking blocks; their summary is the trace's `narration`
+        if narration := "\n\n".join(b.thinking for b in response.content if b.type == "thinking" and b.thinking):
+            turn.sent["narration"] = narration
+        return turn
 
     def classify(self, exc: BaseException) -> Failure | None:
+        if isinstance(exc, BatchResultError):
+            return anthropic_failure(exc.status_code, exc.body, {})
         if isinstance(exc, anthropic.APIStatusError):
             return anthropic_failure(exc.status_code, exc.body, exc.response.headers)
         if isinstance(exc, anthropic.APIConnectionError):  # includes timeouts
             return transport_failure(exc)
         return None
+
+
+def _seconds(extra: dict[str, Any], key: str, default: float) -> float:
+    """A `--backend-option` number of seconds >= 0."""
+    try:
+        value = float(extra.get(key, default))
+    except (TypeError, ValueError):
+        value = -1.0
+    if value < 0:
+        raise ValueError(f"{key} must be a number of seconds >= 0, got {extra.get(key)!r}")
+    return value
 
 
 @hookimpl

@@ -6,9 +6,11 @@ same user turn. The model's own content (thought signatures included) is kept in
 back exactly as received.
 
 Sampling: Gemini 3 gets no temperature unless the user sets one (Google advises keeping the default 1.0); 2.x keeps
-temperature 0. `--thinking` is `thinking_level` on Gemini 3 (its lowest level for "off") and `thinking_budget`
+temperature 0. `--thinking` is `thinking_level` on Gemini 3 (its lowest level for "off": LOW on 3.8, which has no
+MINIMAL) and `thinking_budget`
 on 2.x (0 for "off"); the output budget grows by the thinking budget. Aliases such as `gemini-flash-latest` get
 the capabilities of the model they stand for (backends/catalogue.py), never 2.x rules by default.
+`--service-tier flex` sends `service_tier: flex` (half price, slower).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class GeminiBackend(VendorBackend):
 
     name = "gemini"
     default_model = default_model("gemini")
+    truncated_stops = frozenset({"MAX_TOKENS"})
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.synthetic = itertools.count(1)
@@ -87,6 +90,8 @@ class GeminiBackend(VendorBackend):
         options = self.options
         http = types.HttpOptions(base_url=options.base_url, api_version=options.extra.get("api_version", "v1beta"),
                                  timeout=int(options.timeout * 1000))
+        # google-genai reads replies with its own aiohttp session, which takes no hooks: no byte cap here (the
+        # --timeout deadline still bounds a reply); its httpx2 path would break closing across event loops
         return genai.Client(api_key=api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY"), http_options=http)
 
     async def close_client(self, client: genai.Client) -> None:
@@ -146,12 +151,14 @@ class GeminiBackend(VendorBackend):
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
             temperature=temperature, max_output_tokens=budget, thinking_config=thinking,
             response_mime_type="application/json" if native else None,
-            response_json_schema=final_schema if native else None)
+            response_json_schema=final_schema if native else None,
+            service_tier=self.service_tier)
         request = {"contents": self.to_contents(model, messages), "config": config}
         return request, {"model": model, "max_output_tokens": budget, "temperature": temperature,
                          "final_format": "native" if native else "parser",
                          "tool_images": "function_response" if info.tool_images else "after",
-                         **({"thinking": thinking.model_dump(exclude_none=True, mode="json")} if thinking else {})}
+                         **({"thinking": thinking.model_dump(exclude_none=True, mode="json")} if thinking else {}),
+                         **({"service_tier": self.service_tier} if self.service_tier else {})}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.aio.models.generate_content(model=model, **request)

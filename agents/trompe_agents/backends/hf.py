@@ -6,6 +6,8 @@ template knows tools (Qwen3-VL) gets them natively; any other gets trompe's own 
 family's own turn format: ChatML with `<|vision_start|><|image_pad|><|vision_end|>` (Qwen2/2.5-VL), `User:` /
 `<end_of_utterance>` / `Assistant:` (SmolVLM, Idefics3), or Gemma 3's turns with the system text folded into the
 first user turn. Images of rounds older than `--keep-images` become a stub, as with the hosted backends.
+A tokenizer that ships its own `response_template` (Gemma 4: `<|tool_call>call:NAME{...}<tool_call|>`) has its
+replies read by transformers' `parse_response` with it; the `<tool_call>` parser reads every other model's.
 GPU with bfloat16 when CUDA is present, CPU with float32 otherwise; greedy decoding.
 """
 
@@ -50,20 +52,61 @@ def parse_tool_calls(text: str, first_id: int = 1) -> tuple[str, list[ToolCall]]
     return TOOL_CALL.sub("", text).strip(), calls
 
 
+def template_calls(tokenizer: Any, generated: list[int], prompt: str, specs: list[dict[str, Any]],
+                   first_id: int = 1) -> tuple[str, list[ToolCall]] | None:
+    """The reply read by the tokenizer's own `response_template` through transformers' `parse_response` (Gemma 4
+    writes `<|tool_call>call:NAME{...}<tool_call|>`, which only its template describes); None where the tokenizer
+    has no template, or the template cannot read this reply (the tolerant parser then tries)."""
+    if getattr(tokenizer, "response_template", None) is None:
+        return None
+    ends = {tokenizer.eos_token_id, tokenizer.pad_token_id} - {None}
+    while generated and generated[-1] in ends:
+        generated = generated[:-1]
+    try:
+        parsed = tokenizer.parse_response(generated, prefix=prompt, tools=specs or None)
+    except (ValueError, KeyError):
+        return None
+    calls = []
+    for n, entry in enumerate(parsed.get("tool_calls") or [], start=first_id):
+        function = entry.get("function", entry) if isinstance(entry, dict) else {}
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        raw = json.dumps(arguments) if isinstance(arguments, dict) else str(arguments)
+        calls.append(ToolCall(f"call_{n}", str(function.get("name", "")),
+                              arguments if isinstance(arguments, dict) else None, raw))
+    return str(parsed.get("content") or "").strip(), calls
+
+
+def tool_specs(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    """Tools as chat templates and response parsers take them."""
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools]
+
+
 def tool_template() -> str:
     return resources.files(__package__).joinpath("templates/tool_chat.j2").read_text(encoding="utf-8")
 
 
+# Processors that expand their image token into bare `<|image_pad|>` runs: the prompt must frame each image with
+# <|vision_start|> ... <|vision_end|> itself. Others (InternVL: <img>...</img>) frame it on their own, even where the
+# tokenizer has Qwen2.5's vocabulary.
+QWEN_VL_PROCESSORS = ("Qwen2VLProcessor", "Qwen2_5_VLProcessor", "Qwen3VLProcessor", "Qwen2_5OmniProcessor")
+
+
 def template_variables(tokenizer: Any, processor: Any) -> dict[str, Any]:
-    """Turn style and image marker of the model's family, read from the tokenizer's vocabulary."""
+    """Turn style (from the tokenizer's vocabulary) and image marker (from the processor) of the model's family."""
     vocab = tokenizer.get_vocab()
     if "<start_of_turn>" in vocab:  # Gemma 3: the processor expands its begin-of-image marker
         style, image = "gemma", getattr(processor, "boi_token", None) or "<start_of_image>"
     elif "<end_of_utterance>" in vocab:  # SmolVLM / Idefics3
         style, image = "idefics", getattr(processor, "image_token", None) or "<image>"
-    else:  # ChatML (Qwen2/2.5-VL and most others)
+    else:  # ChatML (Qwen2/2.5/3-VL, InternVL and most others)
         style, image = "chatml", getattr(processor, "image_token", None) or "<image>"
-        if "<|vision_start|>" in vocab:
+        if type(processor).__name__ in QWEN_VL_PROCESSORS:
             image = f"<|vision_start|>{image}<|vision_end|>"
     return {"style": style, "image_placeholder": image, "bos": tokenizer.bos_token or ""}
 
@@ -134,11 +177,9 @@ class HFBackend:
         return chat
 
     def encode(self, messages: list[Message], tools: list[ToolSchema]) -> Any:
-        specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                   "parameters": t.parameters}} for t in tools]
         extra = {} if self.native_tools else {"chat_template": self.template,
                                               **template_variables(self.tokenizer, self.processor)}
-        return self.processor.apply_chat_template(self.chat(messages), tools=specs or None,
+        return self.processor.apply_chat_template(self.chat(messages), tools=tool_specs(tools) or None,
                                                   add_generation_prompt=True, tokenize=True, return_dict=True,
                                                   return_tensors="pt", **extra).to(self.device)
 
@@ -153,7 +194,9 @@ class HFBackend:
                                     do_sample=False, **self.generate_kwargs)
         generated = out[0, prompt:]
         text = self.tokenizer.decode(generated, skip_special_tokens=True)
-        prose, calls = parse_tool_calls(text, self.calls + 1)
+        own = template_calls(self.tokenizer, generated.tolist(), self.tokenizer.decode(inputs["input_ids"][0]),
+                             tool_specs(tools), self.calls + 1)
+        prose, calls = own if own is not None else parse_tool_calls(text, self.calls + 1)
         self.calls += len(calls)
         image_id = getattr(self.tokenizer, "image_token_id", None)
         image_tokens = int((inputs["input_ids"] == image_id).sum()) if image_id is not None else None

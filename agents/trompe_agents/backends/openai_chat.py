@@ -8,6 +8,10 @@ Which API it talks to is decided by capability, not by whether a base URL is set
 not a local server): `--backend-option api=openai` or `api=compatible` says it; otherwise a model the catalogue
 knows as OpenAI's gets OpenAI's rules (`max_completion_tokens`, `reasoning_effort`, no temperature on reasoning
 models) and any other model a local server's (`max_tokens`, temperature 0).
+
+GPT-5.6 and later (GPT-6.x) refuse function tools on Chat Completions unless `reasoning_effort` is `"none"`, also
+when it is left out: with tools those models get `none` whatever `--thinking` says, and the trace says so
+(`reasoning_effort_asked`); `--backend openai` (Responses) reasons with tools.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import LOCAL_IMAGES, ImageLimits, default_model, lookup
-from .openai_responses import FINAL_NAME, classify, image_detail, make_client, reasoning_effort, usage_of
+from .openai_responses import (FINAL_NAME, cheaper_modes, classify, image_detail, make_client, reasoning_effort,
+                               usage_of)
 from .retry import Failure, Sleep
 from .vendor import VendorBackend, data_url, json_schema_strict, parts_of, result_text
 from .vendor import tool_call as neutral_call
@@ -32,6 +37,7 @@ class OpenAIChatBackend(VendorBackend):
 
     name = "openai-chat"
     default_model = default_model("openai-chat")
+    truncated_stops = frozenset({"length"})
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         api = options.extra.get("api")
@@ -116,13 +122,24 @@ class OpenAIChatBackend(VendorBackend):
         temperature = self.temperature_for(model)
         if temperature is not None:
             request["temperature"] = temperature
-        effort = reasoning_effort(self.info(model), self.thinking) if openai_api else None
+        info = self.info(model)
+        effort = reasoning_effort(info, self.thinking) if openai_api else None
+        forced = {}
+        if openai_api and tools and info.chat_tools_effort and effort != info.chat_tools_effort:
+            # GPT-5.6+ / GPT-6 refuse function tools on Chat Completions unless reasoning_effort is "none", also when
+            # it is left out (their default effort applies): models.toml `chat_tools_effort`
+            forced = {"reasoning_effort_asked": effort or "default",
+                      "reasoning_effort_why": f"Chat Completions refuses function tools with reasoning on {model}; "
+                                              "--backend openai (Responses) reasons with tools"}
+            effort = info.chat_tools_effort
+            request[limit] = budget = self.output_budget(model, max_output_tokens, "off")
         if effort:
             request["reasoning_effort"] = effort
+        request.update(modes := cheaper_modes(self, messages, openai_api))
         return request, {"model": model, limit: budget, "temperature": temperature,
                          "api": "openai" if openai_api else "compatible",
                          "final_format": "native" if native else "parser",
-                         **({"reasoning_effort": effort} if effort else {})}
+                         **({"reasoning_effort": effort} if effort else {}), **forced, **modes}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.chat.completions.create(**request)
@@ -136,7 +153,8 @@ class OpenAIChatBackend(VendorBackend):
             done, prompt = u.completion_tokens_details, u.prompt_tokens_details
             usage = usage_of(u.prompt_tokens, u.completion_tokens, done.reasoning_tokens if done else 0,
                              prompt.cached_tokens if prompt else 0,
-                             getattr(prompt, "image_tokens", None) if prompt else None)
+                             getattr(prompt, "image_tokens", None) if prompt else None,
+                             getattr(prompt, "cache_write_tokens", 0) if prompt else 0)
         else:
             usage = Usage()
         text = choice.message.content or ""

@@ -3,7 +3,9 @@
 Reasoning models (GPT-5 and later) take no temperature; `--thinking` becomes `reasoning.effort` and the output
 budget grows by the thinking budget (reasoning tokens count as output). The model's own output items are echoed
 back with their wire names (`by_alias`), so a field whose Python name differs is never an unknown parameter.
-OpenAI caches a repeated prompt prefix by itself; `usage.input_tokens_details.cached_tokens` reports it.
+OpenAI caches a repeated prompt prefix by itself; `usage.input_tokens_details.cached_tokens` reports the reads and
+`cache_write_tokens` the writes (billed at their own rate). Each conversation sends one `prompt_cache_key`, so its
+rounds reach the cache holding their prefix; `--service-tier flex` sends `service_tier: flex` (half price, slower).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import ModelInfo, default_model, nearest_effort
+from .replycap import event_hooks, max_reply_bytes
 from .retry import Failure
 from .error_kinds import openai_failure, transport_failure
 from .vendor import (VendorBackend, api_key, data_url, json_schema_strict, parts_of, result_text,
@@ -37,7 +40,8 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
     # Our own http client: the SDK's default one closes itself on garbage collection by scheduling the close
     # on whatever event loop runs then, which fails when the pool belongs to an earlier, closed loop.
     return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout,
-                              http_client=openai.DefaultAsyncHttpxClient())
+                              http_client=openai.DefaultAsyncHttpxClient(
+                                  event_hooks=event_hooks(max_reply_bytes(options.extra))))
 
 
 def classify(exc: BaseException) -> Failure | None:
@@ -52,11 +56,21 @@ def classify(exc: BaseException) -> Failure | None:
 
 
 def usage_of(prompt: int, completion: int, reasoning: int | None, cached: int | None,
-             image: int | None = None) -> Usage:
-    """OpenAI counts reasoning inside the completion; the neutral model keeps them apart."""
+             image: int | None = None, written: int | None = None) -> Usage:
+    """OpenAI counts reasoning inside the completion, and cache reads and writes inside the prompt; the neutral
+    model keeps reasoning apart."""
     reasoning = reasoning or 0
     return Usage(input_tokens=prompt, output_tokens=completion - reasoning, reasoning_tokens=reasoning,
-                 cached_tokens=cached or 0, image_tokens=image)
+                 cached_tokens=cached or 0, image_tokens=image, cache_write_tokens=written or 0)
+
+
+def cheaper_modes(backend: VendorBackend, messages: list[Message], openai_api: bool = True) -> dict[str, str]:
+    """`service_tier` (flex: half price, slower) and a `prompt_cache_key` per conversation, for OpenAI itself."""
+    if not openai_api:
+        return {}
+    key = backend.prompt_cache_key(messages)
+    return {**({"service_tier": backend.service_tier} if backend.service_tier else {}),
+            **({"prompt_cache_key": key} if key else {})}
 
 
 def reasoning_effort(info: ModelInfo, level: str | None) -> str | None:
@@ -76,6 +90,7 @@ class OpenAIResponsesBackend(VendorBackend):
 
     name = "openai"
     default_model = default_model("openai")
+    truncated_stops = frozenset({"max_output_tokens"})  # status incomplete, incomplete_details.reason
 
     def new_client(self) -> openai.AsyncOpenAI:
         return make_client(self.options, self.name)
@@ -125,9 +140,10 @@ class OpenAIResponsesBackend(VendorBackend):
             request["temperature"] = temperature
         if effort := reasoning_effort(self.info(model), self.thinking):
             request["reasoning"] = {"effort": effort}
+        request.update(modes := cheaper_modes(self, messages))
         return request, {"model": model, "max_output_tokens": budget, "temperature": temperature,
                          "final_format": "native" if native else "parser",
-                         **({"reasoning_effort": effort} if effort else {})}
+                         **({"reasoning_effort": effort} if effort else {}), **modes}
 
     async def send(self, model: str, request: dict[str, Any]) -> Any:
         return await self.client.responses.create(**request)
@@ -135,13 +151,17 @@ class OpenAIResponsesBackend(VendorBackend):
     def read(self, response: Any) -> Turn:
         calls = [neutral_call(i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"]
         u = response.usage
+        details = u.input_tokens_details if u else None
         usage = usage_of(u.input_tokens, u.output_tokens,
                          u.output_tokens_details.reasoning_tokens if u.output_tokens_details else 0,
-                         u.input_tokens_details.cached_tokens if u.input_tokens_details else 0) if u else Usage()
+                         details.cached_tokens if details else 0, None,
+                         getattr(details, "cache_write_tokens", 0) if details else 0) if u else Usage()
         text = response.output_text
         message = self.reply(text, calls, [i.model_dump(mode="json", exclude_none=True, by_alias=True)
                                            for i in response.output])
-        return Turn(message, usage, model=response.model, stop_reason=response.status or "")
+        incomplete = response.incomplete_details.reason if response.incomplete_details else None
+        stop = incomplete if response.status == "incomplete" and incomplete else response.status
+        return Turn(message, usage, model=response.model, stop_reason=stop or "")
 
     def classify(self, exc: BaseException) -> Failure | None:
         return classify(exc)

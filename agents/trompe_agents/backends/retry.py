@@ -14,10 +14,11 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
+from ..failures import Action, ErrorKind
 from .base import BackendError, BackendOptions, QuotaExhausted
 
 T = TypeVar("T")
@@ -28,12 +29,21 @@ BASE_DELAY = 1.0  # seconds before the first retry when the server names no dela
 
 @dataclass
 class Failure:
-    """What a vendor error means for us: `retry` (transient), `quota` (out of credit) or `fatal` (don't retry)."""
+    """What a vendor error means for us: its cause (`kind`) and so what to do (`action`), and why, in words."""
 
-    kind: Literal["retry", "quota", "fatal"]
+    kind: ErrorKind  # what failed: auth, not_found, quota, rate_limit, ... (failures.py)
     reason: str
-    retry_after: float | None = None  # seconds the server asked us to wait
-    error_kind: str = ""  # what failed: auth, not_found, quota, rate_limit, ... (error_kinds.py)
+    retry_after: float | None = None  # seconds the server asked us to wait (kept only when the action is retry)
+
+    def __post_init__(self):
+        self.kind = ErrorKind(self.kind)
+        if self.action is not Action.RETRY:
+            self.retry_after = None
+
+    @property
+    def action(self) -> Action:
+        """retry (transient), switch (to a --fallback-model: out of quota or credit) or fatal (don't retry)."""
+        return self.kind.action
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -100,16 +110,16 @@ class Retrier:
                 result = await call(self.model)
             except Exception as exc:
                 failure = self.classify(exc)
-                if failure is None or failure.kind == "fatal":
+                if failure is None or failure.action is Action.FATAL:
                     raise self.error(failure, failure.reason if failure else str(exc)) from exc
                 too_long = failure.retry_after is not None and failure.retry_after > self.retry_cap
-                if failure.kind == "retry" and attempt < self.max_retries and not too_long:
+                if failure.action is Action.RETRY and attempt < self.max_retries and not too_long:
                     wait = self.backoff(attempt, failure.retry_after)
                     retries.append({"model": self.model, "reason": failure.reason, "wait_s": round(wait, 3)})
                     attempt += 1
                     await self.sleep(wait)
                     continue
-                if failure.kind == "quota":
+                if failure.action is Action.SWITCH:
                     why = failure.reason
                 elif too_long:
                     why = f"asked to wait {failure.retry_after:g}s, more than the retry cap {self.retry_cap:g}s"
@@ -118,7 +128,7 @@ class Retrier:
                 if self.index + 1 >= len(self.models):
                     raise self.error(failure, why) from exc
                 switches.append({"from": self.model, "to": self.models[self.index + 1],
-                                 "reason": f"{failure.error_kind or failure.kind}: {why}"})
+                                 "reason": f"{failure.kind}: {why}"})
                 self.index += 1
                 attempt = 0
                 continue
@@ -131,13 +141,11 @@ class Retrier:
 
     def error(self, failure: Failure | None, why: str) -> BackendError:
         """The one-line error: where, which model, what failed and what to do about it."""
-        from .error_kinds import FALLBACK_HELPS, HINTS  # error_kinds builds on this module
-
-        kind = failure.error_kind if failure and failure.error_kind else "backend"
+        kind = failure.kind if failure else ErrorKind.BACKEND
         where = f"{self.where}: " if self.where else ""
-        hint = HINTS.get(kind, "")
-        if kind in FALLBACK_HELPS and len(self.models) == 1:
+        hint = kind.hint
+        if kind.fallback_helps and len(self.models) == 1:
             hint += ", or add --fallback-model to switch models"
         text = f"{where}{self.model}: {kind}: {why}"
-        error = QuotaExhausted if failure and failure.kind == "quota" else BackendError
+        error = QuotaExhausted if kind.action is Action.SWITCH else BackendError
         return error(f"{text} ({hint})" if hint else text, kind)

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import anyio
+
+from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn
 from ..model_images import ImagePolicy, prepare_messages
-from .base import BackendOptions, MissingCredentials
-from .catalogue import THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level
+from .base import BackendError, BackendOptions, MissingCredentials
+from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level,
+                        warn_status)
+from .error_kinds import transport_failure
+from .replycap import max_reply_bytes, too_large
 from .retry import Failure, Retrier, Sleep
 
 NO_KEY_BACKENDS = "function, replay, hf and openai-chat with --base-url work without one"
@@ -97,22 +104,35 @@ def temperature_option(value: Any) -> float | None:
     return number
 
 
+class RequestDeadline(TimeoutError):
+    """A request that had no complete reply within `--timeout` seconds in all."""
+
+
 class VendorBackend:
     """Skeleton of a hosted-API backend: build a request for a model, send it with retries, read the reply."""
 
     name: ClassVar[str]
     default_model: ClassVar[str]
+    truncated_stops: ClassVar[frozenset[str]] = frozenset()  # stop reasons of a reply cut at the output limit
+    service_tiers: ClassVar[tuple[str, ...]] = ("standard", "flex")  # the `--service-tier` values the vendor has
+    tier_note: ClassVar[str] = "flex: half price, slower"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
+        if (options.service_tier or "standard") not in self.service_tiers:
+            raise ValueError(f"{self.name}: --service-tier must be {' or '.join(self.service_tiers)} "
+                             f"({self.tier_note}); got {options.service_tier!r}")
         self.options = options
-        self.retrier = Retrier(options, self.classify, self.default_model, sleep=sleep)
+        self.retrier = Retrier(options, self.classify_any, self.default_model, sleep=sleep)
         self.user_temperature = "temperature" in options.extra  # else each model's catalogue default
         self.temperature = temperature_option(options.extra.get("temperature", 0))
         self.thinking = thinking_level(options.thinking)
         self.images = ImagePolicy(self.image_limits(), options.image_format, options.keep_images)
+        max_reply_bytes(options.extra)  # a bad --backend-option max_reply_bytes is refused before any work
         self._client = self.new_client()  # now, so a missing key is reported before any work starts
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.retrier.where = f"{self.name} at {self.endpoint()}"
+        for model in self.retrier.models:  # a deprecated, routed or retired model: one warning naming its successor
+            warn_status(model, self.vendor)
 
     def endpoint(self) -> str:
         """The base URL requests go to: --base-url, or the SDK's default for the vendor."""
@@ -159,17 +179,40 @@ class VendorBackend:
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema], *,
                        final_schema: dict[str, Any] | None = None, max_output_tokens: int = 4096) -> Turn:
-        """One round: the vendor request (rebuilt per model, since fallbacks may differ), retried, translated."""
+        """One round: the vendor request (rebuilt per model, since fallbacks may differ), retried, translated. A reply
+        cut off at the output limit is asked again once with twice the limit; cut off again, it is an error of kind
+        `truncated`, never an answer (the usage of every reply is kept: each was billed)."""
+        messages, images = prepare_messages(messages, self.images)
+        turn = await self._round(messages, tools, final_schema, max_output_tokens)
+        billed = turn.usage
+        if turn.stop_reason in self.truncated_stops:
+            cut, limit = turn.stop_reason, 2 * max_output_tokens
+            turn = await self._round(messages, tools, final_schema, limit)
+            billed = billed + turn.usage
+            if turn.stop_reason in self.truncated_stops:
+                kind = ErrorKind.TRUNCATED
+                error = BackendError(f"{self.retrier.where}: {self.model}: {kind}: the reply was cut off at the "
+                                     f"output limit twice ({turn.stop_reason}, {limit} answer tokens the second "
+                                     f"time) ({kind.hint})", kind)
+                error.usage = billed  # type: ignore[attr-defined]  # billed all the same
+                raise error
+            turn.sent["truncated_retry"] = {"stop_reason": cut, "max_output_tokens": limit}
+        turn.sent["images"] = images
+        turn.usage = billed
+        return turn
+
+    async def _round(self, messages: list[Message], tools: list[ToolSchema], final_schema: dict[str, Any] | None,
+                     max_output_tokens: int) -> Turn:
+        """One request, retried by the policy, each attempt within the `--timeout` deadline, read into a Turn."""
         sent: dict[str, Any] = {}
         dropped: dict[str, Any] = {}
-        messages, images = prepare_messages(messages, self.images)
 
         async def attempt(model: str) -> Any:
             request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
             sent.clear()
             sent.update(what)
             try:
-                return await self.send(model, request)
+                return await self.within_deadline(model, request)
             except Exception as exc:
                 if what.get("temperature") is None or not self.rejects_temperature(exc):
                     raise
@@ -178,13 +221,36 @@ class VendorBackend:
                 dropped["temperature_rejected"] = str(exc)[:300]
                 request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
                 sent.update(what)
-                return await self.send(model, request)
+                return await self.within_deadline(model, request)
 
         response, notes = await self.retrier.run(attempt)
         turn = self.read(response)
         turn.model = turn.model or self.model
-        turn.sent = {**sent, "images": images, **dropped, **notes}
+        turn.sent = {**sent, **dropped, **notes, **turn.sent}  # read() may add (narration)
         return turn
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one request may take in all, reply included: `--timeout`."""
+        return self.options.timeout
+
+    async def within_deadline(self, model: str, request: Any) -> Any:
+        """`send`, cut at the deadline: the SDKs' timeouts are per read, so a server dripping a byte at a time would
+        otherwise hold a request for ever."""
+        with anyio.move_on_after(self.deadline) as scope:
+            return await self.send(model, request)
+        if scope.cancelled_caught:
+            raise RequestDeadline(f"no complete reply within {self.deadline:g} s (--timeout)")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def classify_any(self, exc: BaseException) -> Failure | None:
+        """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap fails for good (another
+        would be as large); anything else is the vendor's to read."""
+        if isinstance(exc, RequestDeadline):
+            return transport_failure(exc)
+        if large := too_large(exc):
+            return Failure(ErrorKind.BACKEND, str(large))
+        return self.classify(exc)
 
     def info(self, model: str) -> ModelInfo:
         """What the catalogue knows `model` accepts (its family's rules for a model it does not list)."""
@@ -204,12 +270,34 @@ class VendorBackend:
             return self.temperature
         return self.info(model).default_temperature
 
-    def output_budget(self, model: str, max_output_tokens: int) -> int:
+    def output_budget(self, model: str, max_output_tokens: int, thinking: str | None = None) -> int:
         """The answer's token budget plus room for thinking (the vendor counts it as output), also for a model that
-        thinks by default when `--thinking` is not given (its default effort is about 'medium')."""
+        thinks by default when `--thinking` is not given (its default effort is about 'medium'); `thinking` overrides
+        the level (a request that had to switch thinking off)."""
         info = self.info(model)
-        level = self.thinking or ("medium" if info.thinks_by_default else None)
+        level = thinking or self.thinking or ("medium" if info.thinks_by_default else None)
         return max_output_tokens + (THINKING_BUDGET[level] if level and info.thinking else 0)
+
+    @property
+    def service_tier(self) -> str | None:
+        """`--service-tier` where it changes the request: 'flex' (None: the vendor's standard tier)."""
+        tier = self.options.service_tier
+        return None if tier in (None, "standard") else tier
+
+    def prompt_cache_key(self, messages: list[Message]) -> str | None:
+        """One key per conversation (system prompt and question), so each round is routed to the cache holding its
+        prefix (OpenAI `prompt_cache_key`); None with `--backend-option prompt_cache=false`."""
+        if not self.options.extra.get("prompt_cache", True):
+            return None
+        digest = hashlib.sha256()
+        for m in messages:
+            if m.role in ("system", "user"):
+                digest.update(m.role.encode())
+                for part in m.parts:
+                    digest.update(part.text.encode() if isinstance(part, TextPart) else part.data)
+            if m.role == "user":
+                break
+        return f"trompe-{digest.hexdigest()[:24]}"
 
     def reply(self, text: str, calls: list[ToolCall], payload: Any = None) -> Message:
         """The assistant message of a reply; the vendor's own `payload` is tagged so only this backend echoes it."""

@@ -10,12 +10,19 @@ Each extractor reads the reply's *committed* answer: patterns are tried tier by 
 explicit "the answer is ...", then weaker cues such as a parenthesised letter), and within a tier the last
 match wins, so a model that reasons about (A) and then settles on (B) scores B. The tables of replies in
 tests/datasets/test_extract_table.py pin this behaviour down.
+
+Every reading is linear in the reply's length (no adjacent repeats that can split one run several ways, no
+lazy `.*?` retried from every start): a hostile 200,000-character reply is read in a fraction of a second, and
+tests/datasets/test_extract_bounds.py checks each pattern against the backtracking one it replaced.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from ..replies import integer_text, tag_contents
+from . import blink_match
 
 LETTERS = "ABCDEFGH"  # IllusionVQA-Comprehension has up to 8 options
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven",
@@ -26,17 +33,33 @@ BENCHMARK_FORMATS = {
     "generic": "word",
 }
 
-ANSWER_TAG = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
-BRACES = re.compile(r"\{\s*([^{}]*?)\s*\}")
-BOXED = re.compile(r"\\boxed\{\s*([^{}]*?)\s*\}")
+
+class _Stripped:
+    """A pattern whose one group comes back stripped: `\\{([^{}]*)\\}` gives what `\\{\\s*([^{}]*?)\\s*\\}` gave,
+    without that pattern's cubic backtracking on a run of whitespace (a '{' and 2,000 spaces took seconds)."""
+
+    def __init__(self, pattern: str):
+        self.pattern = re.compile(pattern)
+
+    def findall(self, text: str) -> list[str]:
+        return [group.strip() for group in self.pattern.findall(text)]
+
+
+BRACES = _Stripped(r"\{([^{}]*)\}")
+BOXED = _Stripped(r"\\boxed\{([^{}]*)\}")
 INTEGER = re.compile(r"\b\d+\b")
+# "(5, 6)", "5x6": each digit run tried once (what `\(?\s*(\d+)\s*[,x×]\s*(\d+)\s*\)?` found, without its
+# quadratic retries inside whitespace and digit runs)
+DIGIT_PAIR = re.compile(r"(?<!\d)(\d+)\s*[,x×]\s*(\d+)")
 YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _END = r"(?=$|[\s.,;:!?*)\]'\"])"  # a letter must stand alone: "a bit" is not option A
-_IS = r"\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**"
+# Each optional mark takes the whitespace after it (`\s*(?:[:\-]\s*)?`, not `\s*[:\-]?\s*`): the same text matched,
+# where two adjacent `\s*` retried every split of a whitespace run.
+_IS = r"\s*(?:is|would be|should be|=|:)\s*(?:[:\-]\s*)?\**"
 _ANSWER = r"(?i:\banswer" + _IS + r")"
 _FINAL = r"(?i:\b(?:final|correct|best|right)\s+(?:answer|option|choice)" + _IS + r")"
 _PICK = (r"(?i:\b(?:i(?:'d| would| will|'ll)?\s+(?:choose|pick|select|go with|say)|i\s+am\s+going\s+with|"
-         r"going with|my choice is|choosing)\s*:?\s*(?:option\s+)?\**)")
+         r"going with|my choice is|choosing)\s*(?::\s*)?(?:option\s+)?\**)")
 
 # Multiple-choice cues, strongest first. Letters are uppercase unless the context makes a lowercase one
 # unambiguous (in parentheses, alone at the end, or a list marker "a. ...").
@@ -49,28 +72,34 @@ CHOICE_TIERS: list[list[re.Pattern]] = [
     [re.compile(r"\(([A-H])\)")],
     [re.compile(r"(?i:\b(?:option|choice))\s+\(?([A-H])\)?" + _END),
      re.compile(r"(?i:\b(?:option|choice))\s+\(?([a-h])\)?(?=\s*(?:$|[.,;:)]))")],
-    [re.compile(r"(?m)^\s*\**\(?([A-Ha-h])\)?\**\s*[.:)]\s"), re.compile(r"\(([a-h])\)")],
+    # a list marker: from the last line start before it (`^\s*` from every line start of a newline run rescanned it)
+    [re.compile(r"(?m)^[^\S\n]*\**\(?([A-Ha-h])\)?\**\s*[.:)]\s"), re.compile(r"\(([a-h])\)")],
     [re.compile(r"(?:^|[.!?]\s+)\(?([A-H])\)?\s+(?:is|seems|looks|appears|matches|would be|should be)\b")],
 ]
 
 YESNO_TIERS: list[list[re.Pattern]] = [
-    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**['\"]?(yes|no)\b", re.I),
+    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*(?:[:\-]\s*)?\**['\"]?(yes|no)\b", re.I),
      re.compile(r"\b(?:i(?:'d| would)?\s+say|my (?:final )?(?:answer|verdict) is|so|therefore|thus|hence),?\s*"
                 r"\**(yes|no)\b(?![-\s]+(?:or|and)\b)", re.I)],
     [re.compile(r"\*\*(yes|no)\b[.!]?\*\*", re.I)],
     [re.compile(r"^\W*(yes|no)\b", re.I)],
 ]
 
+# A reply that is only an option letter ("(B).", "Answer: c"); the keyword takes the non-word run after it, as
+# `\W*(?:option|choice|answer)?\W*` matched, without retrying every split of a long run of punctuation
+BARE_CHOICE = re.compile(r"\W*(?:(?:option|choice|answer)\W*)?\(?([A-Ha-h])\)?[.:)]?\W*", re.IGNORECASE)
+
 COUNT_TIERS: list[list[re.Pattern]] = [
-    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*[:\-]?\s*\**(-?\d+|[a-z]+)\b", re.I)],
+    [re.compile(r"\banswer\s*(?:is|would be|should be|=|:)\s*(?:[:\-]\s*)?\**(-?\d+|[a-z]+)\b", re.I)],
     [re.compile(r"\*\*(-?\d+)\*\*")],
     [re.compile(r"\b(?:there (?:are|is|were)|i (?:can )?(?:count|see)|total(?: of| is)?|count(?: is)?|"
-                r"exactly|makes|in total,?)\s*:?\s*(-?\d+|[a-z]+)\b", re.I)],
+                r"exactly|makes|in total,?)\s*(?::\s*)?(-?\d+|[a-z]+)\b", re.I)],
 ]
 
 
 def _tag(text: str) -> str | None:
-    found = ANSWER_TAG.findall(text)
+    """The last <answer>...</answer>'s content (replies.tag_contents: one pass, not a backtracking pattern)."""
+    found = tag_contents(text, "answer")
     return found[-1] if found else None
 
 
@@ -86,7 +115,7 @@ def _last_in_tiers(tiers: list[list[re.Pattern]], text: str) -> str | None:
 def _number(source: str) -> str | None:
     digits = INTEGER.findall(source)
     if digits:
-        return str(int(digits[-1]))
+        return integer_text(digits[-1])  # None for a number of more than MAX_NUMBER_DIGITS: no count
     spelled = [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", source.lower()) if w in NUMBER_WORDS]
     return spelled[-1] if spelled else None
 
@@ -101,19 +130,46 @@ def _count(text: str) -> str | None:
     return _number(text)
 
 
+# Rows and columns said in words, each half found on its own: "rows={5} columns={6}", "5 rows and 6 columns"
+ROWS_NAMED = re.compile(r"rows?\s*(?:[=:]\s*)?(?:\{\s*)?(\d+)", re.IGNORECASE)
+COLUMNS_NAMED = re.compile(r"columns?\s*(?:[=:]\s*)?(?:\{\s*)?(\d+)", re.IGNORECASE)
+ROWS_COUNTED = re.compile(r"(?<!\d)(\d+)\s*rows?\b", re.IGNORECASE)
+COLUMNS_COUNTED = re.compile(r"(?<!\d)(\d+)\s*columns?", re.IGNORECASE)
+ROWS_WORD, COLUMNS_WORD = re.compile(r"rows?\b", re.IGNORECASE), re.compile(r"column", re.IGNORECASE)
+
+
+def _then(first: re.Pattern, second: re.Pattern, text: str) -> tuple[re.Match, re.Match] | None:
+    """The first match of `first` and the first of `second` after it: what searching `first.*?second` (DOTALL)
+    finds, in two forward passes (that pattern rescanned the rest of the text from every `first`: quadratic)."""
+    one = first.search(text)
+    two = second.search(text, one.end()) if one else None
+    return (one, two) if one and two else None
+
+
+def _named_rows_columns(text: str) -> tuple[str, str] | None:
+    """The digits of rows and columns named in words: "rows={5} ... columns={6}", else "5 rows ... 6 columns"."""
+    for rows, columns in ((ROWS_NAMED, COLUMNS_NAMED), (ROWS_COUNTED, COLUMNS_COUNTED)):
+        if found := _then(rows, columns, text):
+            return found[0].group(1), found[1].group(1)
+    return None
+
+
 def _rows_columns(text: str) -> str | None:
-    named = re.search(r"rows?\s*[=:]?\s*\{?\s*(\d+)\s*\}?.*?columns?\s*[=:]?\s*\{?\s*(\d+)", text,
-                      re.IGNORECASE | re.DOTALL)
-    named = named or re.search(r"(\d+)\s*rows?\b.*?(\d+)\s*columns?", text, re.IGNORECASE | re.DOTALL)
-    if named:
-        return f"{int(named.group(1))},{int(named.group(2))}"
+    if named := _named_rows_columns(text):
+        return _pair(*named)
     braces = [b for b in BRACES.findall(text) if re.fullmatch(r"\d+", b)]
     if len(braces) >= 2:
-        return f"{int(braces[-2])},{int(braces[-1])}"
-    pair = re.findall(r"\(?\s*(\d+)\s*[,x×]\s*(\d+)\s*\)?", text)
+        return _pair(braces[-2], braces[-1])
+    pair = DIGIT_PAIR.findall(text)
     if pair:
-        return f"{int(pair[-1][0])},{int(pair[-1][1])}"
+        return _pair(*pair[-1])
     return None
+
+
+def _pair(rows: str, columns: str) -> str | None:
+    """'5,6' from two digit strings; None when either has more than MAX_NUMBER_DIGITS (int() would raise)."""
+    both = integer_text(rows), integer_text(columns)
+    return f"{both[0]},{both[1]}" if all(both) else None
 
 
 def _yesno(text: str) -> str | None:
@@ -138,7 +194,7 @@ def _choice(text: str) -> str | None:
     tag = _tag(text)
     if tag is not None:
         text = tag
-    bare = re.fullmatch(r"\W*(?:option|choice|answer)?\W*\(?([A-Ha-h])\)?[.:)]?\W*", text.strip(), re.I)
+    bare = BARE_CHOICE.fullmatch(text.strip())
     if bare:
         return bare.group(1).upper()
     found = _last_in_tiers(CHOICE_TIERS, text)
@@ -159,9 +215,18 @@ def _letter(text: str) -> str | None:
     return named[-1] if named else None
 
 
+def _blink(text: str, choices: list[str] | None) -> str | None:
+    """The option letter BLINK's official pipeline reads in a reply ("(B)" -> "B"); None where it finds none."""
+    found = blink_match.match(text, choices or None).prediction
+    return found.strip("()") if found else None
+
+
 def _word(text: str) -> str | None:
+    """A short answer: an answer tag's, else the last curly brackets' (BlindTest's and TeT's "{EJ}"), else the
+    whole reply, lowercased without surrounding quotes and stops."""
     tag = _tag(text)
-    source = tag if tag is not None else text
+    braces = BRACES.findall(text)
+    source = tag if tag is not None else braces[-1] if braces and braces[-1] else text
     word = source.strip().strip(".!'\"").strip().lower()
     return word or None
 
@@ -202,12 +267,12 @@ def _auto(text: str) -> str | None:
     tag = _tag(text)
     if tag is not None:
         return _auto(tag)
-    if re.search(r"rows?\b.*columns?", text, re.IGNORECASE | re.DOTALL) and (found := _rows_columns(text)):
+    if _then(ROWS_WORD, COLUMNS_WORD, text) and (found := _rows_columns(text)):
         return found
     braces = BRACES.findall(text)
     numbers = [b for b in braces if re.fullmatch(r"\d+", b)]
     if len(numbers) >= 2:
-        return f"{int(numbers[-2])},{int(numbers[-1])}"
+        return _pair(numbers[-2], numbers[-1])
     if braces and (shape := shape_of(braces[-1])) != "word":
         return EXTRACTORS[shape](braces[-1])
     if re.fullmatch(r"\W*\d+\s*,\s*\d+\W*", text):
@@ -220,8 +285,12 @@ def extract(benchmark_or_format: str, text: str, expected: str | None = None,
     """The answer in a model's text, normalised; None if there is none.
 
     `expected` (a gold answer) picks `auto`'s format; `choices` (the sample's options) makes a one-letter gold
-    answer an option letter rather than a circled letter.
+    answer an option letter rather than a circled letter. BLINK's free text is read as its official pipeline reads
+    it (`blink_match.match`: the token rule, then its matcher's rules), so SEVEX, Inspect and the official scorer
+    agree on every reply.
     """
+    if benchmark_or_format.lower() == "blink":
+        return _blink(text, choices)
     kind = _kind(benchmark_or_format)
     if kind == "auto":
         if expected is None:

@@ -20,6 +20,7 @@ class Sample:
     category: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # set when the sample cannot be run (e.g. its image is missing): it fails alone
+    answer_type: str | None = None  # 'yesno', 'integer', 'pair', ... (answer_types.KINDS); None: from options/answer
 
 
 class Dataset(Protocol):

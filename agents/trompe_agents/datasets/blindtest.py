@@ -28,6 +28,12 @@ TASK_NAMES = {
 }
 
 
+# The answer each task's prompt asks for (HF XAI/vlmsareblind `prompt`: "{3}", "Yes/No", "{a}", rows={5} columns={6}).
+ANSWER_TYPES = {"LineIntersections": "integer", "CircledLetter": "letter", "SubwayMap": "integer",
+                "OverlappingShapes": "yesno", "NestedSquares": "integer", "CountingRowsAndColumns": "pair",
+                "CountingCircles": "integer"}
+
+
 def task_name(task: str) -> str:
     """SEVEX's name for a BlindTest task; unknown tasks keep their own name."""
     return TASK_NAMES.get(re.sub(r"[^a-z]", "", task.lower()), task)
@@ -52,6 +58,7 @@ def load_blindtest(path: Path, images_root: Path | None = None, split: str | Non
             pass  # free text metadata is kept as it is
         samples.append(Sample(id=sample_id, images=[image], question=row["prompt"], answer=answer,
                               category=task_name(str(row["task"])),
+                              answer_type=ANSWER_TYPES.get(task_name(str(row["task"]))),
                               metadata={"task": row["task"], "groundtruth": row["groundtruth"],
                                         "metadata": meta}))
     return ListDataset("blindtest", samples)

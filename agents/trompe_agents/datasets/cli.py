@@ -6,9 +6,10 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from .answer_types import of_sample
 from .cliargs import add_dataset_args, describe_counts
 from .jsonl import write_jsonl
-from .load import LOADERS, agent_task, load_dataset
+from .load import agent_task, dataset_formats, load_dataset
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert = actions.add_parser("convert", help="write a dataset in the generic probes.jsonl format")
     for action in (info, convert):
         action.add_argument("dataset", type=Path, help="dataset file or folder")
-        action.add_argument("--format", choices=sorted(LOADERS), help="dataset format (default: detected)")
+        action.add_argument("--format", choices=sorted(dataset_formats()), help="dataset format (default: detected)")
         action.add_argument("--labels", type=Path, help="label file joining answers to an unlabelled set")
         add_dataset_args(action)
     convert.add_argument("--out", type=Path, required=True, help="folder for probes.jsonl")
@@ -38,6 +39,8 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"{args.dataset}: {dataset.format}" + (f", split {', '.join(split)}" if split else "")
           + f", {len(samples)} samples{describe_counts(dataset)}")
     print(f"illusion agent task: {agent_task(dataset.format, samples)}")
+    kinds = Counter(kind.describe() if (kind := of_sample(s)) else "task default" for s in samples)
+    print("answer types: " + ", ".join(f"{k} {v}" for k, v in kinds.most_common()))
     options = Counter(len(s.choices) for s in samples if s.choices)
     if options:
         print("options per sample: " + ", ".join(f"{k}: {v}" for k, v in sorted(options.items())))

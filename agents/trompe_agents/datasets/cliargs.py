@@ -20,6 +20,7 @@ def add_dataset_args(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
 
 def describe_counts(dataset) -> str:
     """'; 12 unlabelled (not scored), 1 missing_image' for the load summary line, or ''."""
-    notes = {"unlabelled": "unlabelled (not scored)", "missing_image": "with a missing image (will fail)"}
+    notes = {"unlabelled": "unlabelled (not scored)", "missing_image": "with a missing image (will fail)",
+             "label_mismatch": "whose label row holds another question or image (not joined)"}
     parts = [f"{n} {notes.get(k, k)}" for k, n in sorted(dataset.counts.items()) if n]
     return "; " + ", ".join(parts) if parts else ""

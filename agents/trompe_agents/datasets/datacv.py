@@ -53,7 +53,7 @@ def load_datacv1(path: Path, images_root: Path | None = None, split: str | None 
             samples.append(Sample(id=str(row["index"]), images=[image], question=row["prompt"],
                                   answer=_answer("datacv1", row.get("answer") or row.get("label"), where),
                                   metadata={"image_path": row["image_path"], "index": str(row["index"])},
-                                  error=error))
+                                  error=error, answer_type="yesno"))
     return ListDataset("datacv1", samples, _counts(missing))
 
 

@@ -42,7 +42,7 @@ def _answer(item: dict[str, Any], where: str) -> str:
 
 def _sample(item: dict[str, Any], images: list[Path], where: str) -> Sample:
     return Sample(id=sample_id(item), images=images, question=item["question"], answer=_answer(item, where),
-                  category=item["subcategory"], metadata={k: item.get(k) for k in METADATA})
+                  category=item["subcategory"], metadata={k: item.get(k) for k in METADATA}, answer_type="yesno")
 
 
 def image_roots(path: Path, images_root: Path | None) -> list[Path]:

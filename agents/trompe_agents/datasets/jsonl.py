@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .answer_types import parse
 from .base import DatasetError, ListDataset, Sample
 from .files import read_json_lines, require_file
 from .splits import check_no_split
@@ -18,7 +19,8 @@ def record(sample: Sample, root: Path) -> dict[str, Any]:
     """One line of the generic format; image paths are written relative to `root` (the file's folder)."""
     return {"id": sample.id, "images": [Path(os.path.relpath(p, root)).as_posix() for p in sample.images],
             "question": sample.question, "answer": sample.answer, "choices": sample.choices,
-            "category": sample.category, "metadata": sample.metadata}
+            "category": sample.category, "metadata": sample.metadata,
+            **({"answer_type": sample.answer_type} if sample.answer_type else {})}
 
 
 def write_jsonl(samples: list[Sample], path: Path) -> None:
@@ -30,7 +32,7 @@ def write_jsonl(samples: list[Sample], path: Path) -> None:
 
 
 FIELD_TYPES = {"id": (str, int), "question": (str,), "answer": (str, int, type(None)),
-               "category": (str, type(None)), "metadata": (dict, type(None))}
+               "category": (str, type(None)), "metadata": (dict, type(None)), "answer_type": (str, type(None))}
 
 
 def check_types(row: dict[str, Any], where: str) -> None:
@@ -44,6 +46,16 @@ def check_types(row: dict[str, Any], where: str) -> None:
     choices = row.get("choices")
     if choices is not None and not (isinstance(choices, list) and all(isinstance(c, str) for c in choices)):
         raise DatasetError(f"{where}: 'choices' must be a list of option texts")
+
+
+def _answer_type(value: str | None, where: str) -> str | None:
+    """An optional `answer_type` ('integer', 'pair', 'choice:4', ...), checked at load time."""
+    if value is None:
+        return None
+    try:
+        return parse(value).describe()
+    except ValueError as err:
+        raise DatasetError(f"{where}: field 'answer_type': {err}") from None
 
 
 def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
@@ -62,5 +74,6 @@ def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = 
         answer = row.get("answer")
         samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
                               answer=None if answer is None else str(answer), choices=row.get("choices"),
-                              category=row.get("category"), metadata=row.get("metadata") or {}))
+                              category=row.get("category"), metadata=row.get("metadata") or {},
+                              answer_type=_answer_type(row.get("answer_type"), where)))
     return ListDataset(path.stem, samples)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ..hookspecs import hookimpl
+from ..plugins import registered
+from . import answer_types
 from .base import DatasetError, ListDataset
 from .blindtest import load_blindtest
 from .blink import load_blink
@@ -17,13 +21,30 @@ from .jsonl import PROBES_FILE, load_jsonl
 from .labels import join_labels
 from .parquet import parquet_columns
 from .tet import load_tet
+from .tsv import load_tsv
 from .vstar import load_vstar
 
+# The built-in formats; every format, a plugin's included, is in dataset_formats().
 LOADERS: dict[str, Callable[[Path, Path | None, str | None], ListDataset]] = {
     "jsonl": load_jsonl, "datacv1": load_datacv1, "datacv2": load_datacv2, "blink": load_blink,
     "blindtest": load_blindtest, "hallusionbench": load_hallusionbench, "illusionvqa": load_illusionvqa,
-    "vstar": load_vstar, "tet": load_tet,
+    "vstar": load_vstar, "tet": load_tet, "vlmevalkit": load_tsv,
 }
+
+
+@hookimpl
+def register_dataset_formats(register):
+    """The built-in formats, registered as a plugin's are."""
+    for name, loader in LOADERS.items():
+        register(name, loader)
+
+
+def dataset_formats() -> dict[str, Callable[[Path, Path | None, str | None], ListDataset]]:
+    """name -> loader(path, images_root, split) for every format the built-ins and the installed plugins register
+    (a plugin's format is read by --format NAME; detection knows the built-in ones)."""
+    return registered("register_dataset_formats", "dataset format", sys.modules[__name__], "datasets")
+
+
 # The illusion agent's task per format: 1 yes/no, 2 multiple choice (others: from the samples).
 AGENT_TASKS = {"datacv1": 1, "hallusionbench": 1, "datacv2": 2, "blink": 2, "illusionvqa": 2, "vstar": 2}
 
@@ -55,7 +76,12 @@ def detect_format(path: Path) -> str:
         if {"image", "text", "label", "question_id"} <= keys:
             return "vstar"
         return "illusionvqa" if "images" not in keys and "image" in keys else "jsonl"
-    if path.suffix == ".csv":
+    if path.suffix == ".tsv":
+        with path.open(newline="", encoding="utf-8") as f:
+            keys = set(f.readline().rstrip("\r\n").split("\t"))
+        if {"index", "question"} <= keys:
+            return "vlmevalkit"
+    elif path.suffix == ".csv":
         with path.open(newline="", encoding="utf-8") as f:
             keys = set(next(csv.reader(f), []))
         if {"index", "image_path", "prompt"} <= keys:
@@ -82,7 +108,7 @@ def detect_format(path: Path) -> str:
             return "illusionvqa"
     found = f" (found: {', '.join(sorted(keys))})" if keys else ""
     raise DatasetError(f"dataset: cannot tell the format of {path}{found}; pass --format, one of "
-                       f"{', '.join(LOADERS)}")
+                       f"{', '.join(dataset_formats())}")
 
 
 def load_dataset(path: Path | str, format: str | None = None, labels: Path | str | None = None,
@@ -102,11 +128,12 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
         raise DatasetError(f"dataset: file not found: {path}")
     try:
         kind = format or detect_format(path)
-        if kind not in LOADERS:
-            raise DatasetError(f"format: unknown format {kind!r}; choose one of {', '.join(LOADERS)}")
+        loaders = dataset_formats()
+        if kind not in loaders:
+            raise DatasetError(f"format: unknown format {kind!r}; choose one of {', '.join(loaders)}")
         if kind == "jsonl" and path.is_dir():
             path = path / PROBES_FILE
-        dataset = LOADERS[kind](path, Path(images_root) if images_root is not None else None, split)
+        dataset = loaders[kind](path, Path(images_root) if images_root is not None else None, split)
     except UnicodeDecodeError as err:  # e.g. a parquet file given with a text format
         raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
     except (KeyError, TypeError, AttributeError) as err:  # a guessed or wrong --format meets other columns
@@ -120,10 +147,12 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
 
 
 def agent_task(fmt: str, samples: list) -> int:
-    """The illusion agent's task for a dataset: its format's, else 2 when samples carry options."""
+    """The illusion agent's task for a dataset: its format's, else 1 when every item is yes/no, else 2 (options,
+    counts, grids, letters: Task II's prompt and analysis tools, with each item's own answer form)."""
     if fmt in AGENT_TASKS:
         return AGENT_TASKS[fmt]
-    return 2 if any(s.choices for s in samples) else 1
+    kinds = {kind.kind for s in samples if (kind := answer_types.of_sample(s)) is not None}
+    return 1 if kinds <= {"yesno"} else 2
 
 
 def resolve_task(given: int | None, fmt: str, samples: list, path: Path) -> int:

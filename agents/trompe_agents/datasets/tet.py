@@ -1,5 +1,8 @@
 """TeT-style parquet (ziplab/DDP "asset/TeT benchmark/*.parquet"): `idx, question, image{bytes,path},
 groundtruth, task`. A row whose image has no bytes fails alone at run time; the load counts it.
+
+colorblindhard asks for the characters on a colour-dot plate ("EJ", answered as \\box{EJ}): a short-string
+answer; a question with "(A) ..." option lines is multiple choice.
 """
 
 from __future__ import annotations
@@ -36,5 +39,6 @@ def load_tet(path: Path, images_root: Path | None = None, split: str | None = No
         except ValueError:
             raise DatasetError(f"{where}: groundtruth {gt!r} cannot be read") from None
         samples.append(Sample(id=idx, images=[image], question=row["question"], answer=answer, choices=choices,
+                              answer_type=None if choices else "string",  # colorblindhard: the characters read
                               category=row["task"], metadata={"groundtruth": gt, "split": chosen}, error=error))
     return ListDataset("tet", samples, {"missing_image": missing} if missing else {})

@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from .worker import Item, Job, Record, drain, per_worker
+from .base import Item, Job, Record, drain, per_worker
 
 STOP = None  # one per worker at the end of the task queue
 

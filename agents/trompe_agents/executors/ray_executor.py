@@ -1,14 +1,21 @@
-"""`--executor ray`: samples become Ray actor tasks with retries; the driver alone writes the results."""
+"""`--executor ray`: samples become Ray actor tasks with retries; the driver alone writes the results.
+
+Tasks are submitted in a window (WINDOW times the samples all workers keep in flight), each to the worker
+with the fewest, so the driver holds a bounded number of tasks, their arguments and their results whatever
+the batch size. A worker process that dies is restarted as often as it dies; what is bounded is each
+sample's retries: the run stops only when one sample's tasks died RETRIES + 1 times.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from .worker import Item, Job, Record, per_worker
+from .base import Item, Job, Record, per_worker
 
-RETRIES = 3  # a task whose worker process dies is run again this many times (the actor is restarted too)
+RETRIES = 4  # a sample whose worker process dies under it is run again this many times (4 deaths: still runs)
+WINDOW = 2  # tasks submitted per sample a worker keeps in flight: the next ones wait queued on the actor
 
 
 class Answerer:
@@ -65,27 +72,52 @@ class RayExecutor:
             return
         started = self._connect()
         count = min(self.workers, len(todo))
+        lanes = per_worker(self.concurrency, count)
         cpus = min(1.0, ray.cluster_resources().get("CPU", 1.0) / count)  # agents wait on the network, not CPU
-        actor = ray.remote(Answerer).options(max_concurrency=per_worker(self.concurrency, count), num_cpus=cpus,
-                                             max_restarts=RETRIES, max_task_retries=RETRIES)
+        actor = ray.remote(Answerer).options(max_concurrency=lanes, num_cpus=cpus, max_restarts=-1,
+                                             max_task_retries=RETRIES)
         self.actors = [actor.remote(self.spec, count) for _ in range(count)]
         try:
-            futures = [asyncio.wrap_future(self.actors[i % count].answer.remote(item).future())
-                       for i, item in enumerate(todo)]
-            try:
-                for finished in asyncio.as_completed(futures):
-                    deliver(await finished)
-            except ray.exceptions.RayError as exc:
-                raise RuntimeError(f"a Ray task failed after {RETRIES} retries ({type(exc).__name__}: "
-                                   f"{str(exc).splitlines()[0]}); finished samples are saved, rerun the same "
-                                   "command to resume") from None
-            finally:
-                for future in futures:
-                    future.cancel()
+            await self._submit_in_window(iter(todo), lanes * WINDOW, deliver)
+        except ray.exceptions.RayTaskError as exc:  # the worker raised: retrying would raise again
+            raise RuntimeError(f"a sample's Ray task raised {str(exc).splitlines()[-1]}; finished samples are "
+                               "saved, rerun the same command to resume") from None
+        except ray.exceptions.RayError as exc:
+            raise RuntimeError(f"a sample's Ray task failed after {RETRIES} retries ({type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0]}); finished samples are saved, rerun the same "
+                               "command to resume") from None
         finally:
             await self._close_actors()
             if started:
                 ray.shutdown()
+
+    async def _submit_in_window(self, items: Iterator[Item], per_actor: int,
+                                deliver: Callable[[Record], None]) -> None:
+        """Keep at most `per_actor` tasks on each actor, topping up as they finish; deliver in finishing order."""
+        in_flight: dict[asyncio.Future, int] = {}  # task -> index of its actor
+        held = [0] * len(self.actors)
+
+        def submit() -> bool:
+            item = next(items, None)
+            if item is None:
+                return False
+            target = min(range(len(held)), key=held.__getitem__)
+            held[target] += 1
+            in_flight[asyncio.wrap_future(self.actors[target].answer.remote(item).future())] = target
+            return True
+
+        try:
+            while len(in_flight) < per_actor * len(self.actors) and submit():
+                pass
+            while in_flight:
+                done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
+                for finished in done:
+                    held[in_flight.pop(finished)] -= 1
+                    deliver(finished.result())
+                    submit()
+        finally:
+            for future in in_flight:
+                future.cancel()
 
     async def _close_actors(self) -> None:
         import ray

@@ -11,10 +11,11 @@ from typing import Any
 from PIL import Image
 
 from ..backends.base import Backend
+from ..datasets.answer_types import AnswerType
 from ..final_answer import LETTERS, choice_schema, option_letters, without_format_instructions
 from ..loop import AgentResult, run_agent
 from ..messages import ImagePart, Usage
-from ..statefiles import failure_kind
+from ..failures import ErrorKind, failure_kind
 from ..toolclient import SessionInfo, ToolClient
 from ..trace import Trace
 from .normalize import normalize_image
@@ -25,12 +26,21 @@ from .router import TASK_TOOLS, Route
 TASK_TAGS = {1: ["core"], 2: ["core", "analysis"]}
 
 
-def answer_schema(task: int, choices: list[str] | None = None) -> dict[str, Any]:
-    """Task I: yes/no; Task II: one letter per real option of the item (A-C for three, up to A-H; A-D if the
-    item lists none)."""
+def answer_schema(task: int, choices: list[str] | None = None, answer_type: AnswerType | None = None) -> dict[str, Any]:
+    """The item's answer type's schema (a count, a pair, a letter, ...); without one, Task I: yes/no; Task II:
+    one letter per real option of the item (A-C for three, up to A-H; A-D if the item lists none)."""
+    if answer_type is not None:
+        return answer_type.schema()
     if task == 1:
         return choice_schema(["yes", "no"])
     return choice_schema(option_letters(len(choices)) if choices else list(LETTERS[:4]))
+
+
+def format_note(task: int, answer_type: AnswerType | None) -> str:
+    """The item's answer form, when it is not the task prompt's (Task I yes/no, Task II an option letter)."""
+    if answer_type is None or answer_type.kind == ("yesno" if task == 1 else "choice"):
+        return ""
+    return "\n\n" + answer_type.instruction()
 
 
 @dataclass
@@ -93,10 +103,11 @@ class Outcome:
     errors: list[str]
     trace_dir: Path | None
     seconds: float
-    error_kind: str | None = None  # why no agent answered: auth, not_found, empty_reply, invalid_answer, ...
+    error_kind: ErrorKind | None = None  # why no agent answered: auth, not_found, empty_reply, invalid_answer, ...
     refused: list[str] = field(default_factory=list)  # tool calls refused (bad arguments) and ...
     unknown: list[str] = field(default_factory=list)  # ... of tools never offered
     empty_replies: int = 0
+    roles: dict[str, Usage] = field(default_factory=dict)  # usage per role that ran: router, main, rescue
 
 
 def compose_question(question: str, choices: list[str] | None, hint: str) -> str:
@@ -133,7 +144,7 @@ class IllusionAgent:
         self.config = config or AgentConfig()
 
     async def answer(self, images: list[Path], question: str, choices: list[str] | None = None,
-                     trace_dir: Path | None = None) -> Outcome:
+                     trace_dir: Path | None = None, answer_type: AnswerType | None = None) -> Outcome:
         cfg = self.config
         started = time.monotonic()
         # One image store per run (traces are siblings): an image several samples show is kept once.
@@ -148,8 +159,8 @@ class IllusionAgent:
             routed, routing_usage = await self._route(compose_question(question, choices, ""), info)
             if trace:
                 trace.event("route", "router", **asdict(routed), usage=asdict(routing_usage))
-            prompt = compose_question(question, choices, routed.hint())
-            schema = answer_schema(cfg.task, choices)
+            prompt = compose_question(question, choices, routed.hint()) + format_note(cfg.task, answer_type)
+            schema = answer_schema(cfg.task, choices, answer_type)
             results["main"] = await self._attempt("main", cfg.prompts.system(cfg.task), prompt, cfg.max_rounds,
                                                   info, trace, schema)
             if _needs_rescue(results["main"]):  # same session: every image main made is still there
@@ -161,6 +172,8 @@ class IllusionAgent:
                 await self.tools.close_session(info.id)
         outcome = self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
         outcome.usage = outcome.usage + routing_usage
+        outcome.roles = {**({"router": routing_usage} if routing_usage.total else {}),
+                         **{name: r.usage for name, r in results.items()}}
         return outcome
 
     async def _route(self, question: str, info: SessionInfo) -> tuple[Route, Usage]:
@@ -196,7 +209,7 @@ class IllusionAgent:
         if answered:
             agent, answer, reasons = answered[0], answered[1].answer["answer"], answered[1].answer["reasons"]
         else:
-            kind = list(results.values())[-1].error_kind or "no_answer"  # the last agent's reason
+            kind = list(results.values())[-1].error_kind or ErrorKind.NO_ANSWER  # the last agent's reason
         usage = sum((r.usage for r in results.values()), Usage())
         stops = {name: r.stop for name, r in results.items()}
         if trace:

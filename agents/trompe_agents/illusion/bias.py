@@ -11,6 +11,7 @@ from collections import defaultdict
 from html import escape
 from typing import Any
 
+from .plots import Point, Series, xy_chart
 from .stats import illusion_consistent, rate, wilson
 
 GENUINE, COUNTERFACTUAL = "#b3261e", "#4a7bd0"
@@ -54,50 +55,26 @@ def _share(records: list[dict[str, Any]]) -> str:
     return f"{hits / total:.6g}" if total else ""
 
 
-def psychometric_svg(family: str, split: dict[bool, list[dict[str, Any]]], width: int = 320,
-                     height: int = 200) -> str:
-    """Illusion-consistent answer rate vs magnitude (genuine at 0), with 95% Wilson bars, as inline SVG."""
-    points: list[tuple[bool, float, int, int]] = []  # counterfactual?, magnitude, hits, total
-    for cf, members in split.items():
+def psychometric_svg(family: str, split: dict[bool, list[dict[str, Any]]]) -> str:
+    """Illusion-consistent answer rate vs the effect strength drawn for real (genuine at 0), with 95% Wilson
+    bars: titled axes, tick values and a legend (plots.py)."""
+    series = []
+    for cf, (name, colour) in ((False, ("genuine", GENUINE)), (True, ("counterfactual", COUNTERFACTUAL))):
         levels: dict[float, list[dict[str, Any]]] = defaultdict(list)
-        for r in members:
+        for r in split.get(cf, []):
             levels[0.0 if not cf else float(r.get("magnitude") or 0)].append(r)
-        points += [(cf, m, *consistency(levels[m])) for m in sorted(levels)]
-    top = max((m for _, m, _, _ in points), default=1.0) or 1.0
-    left, right, up, down = 40, 12, 12, 30
-
-    def x(magnitude: float) -> float:
-        return left + (width - left - right) * magnitude / top
-
-    def y(share: float) -> float:
-        return up + (height - up - down) * (1 - share)
-
-    parts = [f"<svg class='psychometric' data-family='{escape(family)}' xmlns='http://www.w3.org/2000/svg' "
-             f"width='{width}' height='{height}' role='img'><title>{escape(family)}: illusion-consistent answers "
-             f"vs magnitude</title>",
-             f"<line x1='{left}' y1='{y(0)}' x2='{width - right}' y2='{y(0)}' stroke='#999'/>"
-             f"<line x1='{left}' y1='{y(0)}' x2='{left}' y2='{y(1)}' stroke='#999'/>"
-             f"<text x='{left - 4}' y='{y(1) + 4}' text-anchor='end' font-size='10'>100%</text>"
-             f"<text x='{left - 4}' y='{y(0.5) + 4}' text-anchor='end' font-size='10'>50%</text>"
-             f"<text x='{left - 4}' y='{y(0) + 4}' text-anchor='end' font-size='10'>0%</text>"
-             f"<text x='{(left + width - right) / 2}' y='{height - 6}' text-anchor='middle' font-size='10'>"
-             f"magnitude (0: genuine illusion)</text>"]
-    line = [(x(m), y(h / n)) for cf, m, h, n in points if cf and n]
-    if len(line) > 1:
-        parts.append("<polyline fill='none' stroke='{}' points='{}'/>".format(
-            COUNTERFACTUAL, " ".join(f"{a:.1f},{b:.1f}" for a, b in line)))
-    for cf, m, hits, n in points:
-        if not n:
-            continue
-        low, high = wilson(hits, n)
-        colour, kind = (COUNTERFACTUAL, "counterfactual") if cf else (GENUINE, "genuine")
-        parts.append(f"<line x1='{x(m):.1f}' y1='{y(low):.1f}' x2='{x(m):.1f}' y2='{y(high):.1f}' "
-                     f"stroke='{colour}' opacity='0.5'/>"
-                     f"<circle class='point' data-kind='{kind}' data-magnitude='{m:g}' data-rate='{hits / n:.6g}' "
-                     f"data-n='{n}' cx='{x(m):.1f}' cy='{y(hits / n):.1f}' r='4' fill='{colour}'>"
-                     f"<title>{kind} {m:g}: {hits}/{n}</title></circle>")
-    parts.append("</svg>")
-    return "".join(parts)
+        points = []
+        for m in sorted(levels):
+            hits, n = consistency(levels[m])
+            if n:
+                low, high = wilson(hits, n)
+                points.append(Point(m, hits / n, low, high, n, {"kind": name, "magnitude": f"{m:g}",
+                                                                 "rate": f"{hits / n:.6g}", "n": str(n)}))
+        series.append(Series(name, colour, points, line=cf))
+    return xy_chart(series, chart_id=f"psychometric-{family}", css="psychometric",
+                    extra=f"data-family='{escape(family)}' ",
+                    title=f"{family}: illusion-consistent answers", x_title="effect strength drawn (magnitude; 0: "
+                    "genuine illusion)", y_title="illusion-consistent answers (%)")
 
 
 def bias_section(records: list[dict[str, Any]]) -> str:

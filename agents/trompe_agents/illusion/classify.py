@@ -49,19 +49,20 @@ async def decide_route(backend: Backend, *, task: int, question: str, router: st
     else:
         messages = [Message("system", [TextPart(system)]),
                     Message("user", [*images, TextPart(classify_text(template, task, question, hint))])]
-    usage = Usage()
+    usage, sent = Usage(), {}
     try:
         turn = await backend.complete(messages, [], final_schema=category_schema(task))
-        usage = turn.usage
+        usage, sent = turn.usage, turn.sent
         category = parse_answer(turn.message.text, category_schema(task))["category"]
     except AnswerError as exc:
-        return Classification(_fallback(regex, f"unusable classification: {exc}"), usage)
+        return Classification(_fallback(regex, f"unusable classification: {exc}", sent), usage)
     except Exception as exc:  # noqa: BLE001 -- a failed request routes by regex; the agent's own turn reports it
         return Classification(_fallback(regex, f"classification failed: {type(exc).__name__}: {exc}"), usage)
-    decided = Route(task, category, tools_of(category, task), regex.matched, regex.score, "model", regex.category)
+    decided = Route(task, category, tools_of(category, task), regex.matched, regex.score, "model", regex.category,
+                    sent=sent)
     return Classification(decided, usage)
 
 
-def _fallback(regex: Route, note: str) -> Route:
-    regex.source, regex.note = "fallback", note
+def _fallback(regex: Route, note: str, sent: dict | None = None) -> Route:
+    regex.source, regex.note, regex.sent = "fallback", note, sent or {}
     return regex

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -11,10 +12,14 @@ from datetime import datetime
 from pathlib import Path
 
 from trompe_server.errors import PluginError
+from trompe_server.exits import FAILED, exit_with
+from trompe_server.version import __version__
 
 from ..cliopts import (
     add_backend_args,
     add_executor_args,
+    add_rounds_args,
+    add_run_args,
     add_server_args,
     backend_from_args,
     backend_options_from_args,
@@ -25,22 +30,35 @@ from ..cliopts import (
     stop_on_sigterm,
     toolclient_from_args,
 )
-from ..executors import WorkerSpec, create_executor
+from ..executors import create_executor
+from .. import presets
 from ..toolclient import ToolClientError
 from ..datasets.cliargs import add_dataset_args, describe_counts
-from ..datasets.metrics import HALLUSION_VARIANTS
+from ..datasets.scorers import scorer_names, scorers_for
+from .rescore import add_score_parser, score_command
 from .agent import AgentConfig, IllusionAgent
 from .classify import CLASSIFY_MODES, ROUTERS
+from .job import WorkerSpec
+from .lock import RunBusy
 from .pricing import parse_prices
 from .prompts import NAMES, Prompts, parse_overrides
+from .router import ANALYSIS_TOOLS, CORE_TOOLS
 
 PROG = "illusion-agent"
-EXIT_OK, EXIT_ERROR, EXIT_FAILED, EXIT_STOPPED = 0, 1, 3, 4  # 2: argparse's usage errors; 130: interrupted
+EXIT_OK, EXIT_ERROR, EXIT_FAILED, EXIT_STOPPED = 0, 1, 3, 4  # 2: usage errors, 130: interrupted (exits.py)
+
+
+def tools_help() -> str:
+    """`--tools` as this command uses it: the paper's per-task tool table unless tags are named (agent.py)."""
+    return (f"comma-separated tool tags to offer instead of the task's table, e.g. core,analysis (default: Task I "
+            f"{', '.join(CORE_TOOLS)} only, as the DataCV challenge forbids measurement tools for Task I; Task II "
+            f"adds {', '.join(ANALYSIS_TOOLS)}; docs/illusion-agent.md, Tools per task)")
 
 
 def add_global_args(parser: argparse.ArgumentParser) -> None:
     add_backend_args(parser)
-    add_server_args(parser)
+    add_rounds_args(parser)
+    add_server_args(parser, {"tools": {"help": tools_help()}})
 
 
 def add_agent_args(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +80,7 @@ def add_agent_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--classify", choices=CLASSIFY_MODES, default="first-turn",
                        help="how the model classifies: first-turn (agent prompt and images, default) or call (one "
                             "short text-only request)")
+    presets.add_preset_arg(group, PROG)
     group.add_argument("--prompt", action="append", metavar="[NAME=]FILE",
                        help=f"replace a prompt: FILE replaces the task's main prompt, NAME=FILE one of "
                             f"{', '.join(NAMES)} (repeatable)")
@@ -69,6 +88,7 @@ def add_agent_args(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Tool-guided answers to visual illusion questions.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     add_global_args(parser)
     subs = parser.add_subparsers(dest="command", required=True)
 
@@ -85,17 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--labels", type=Path, help="label file joining answers to an unlabelled set")
     add_dataset_args(run)
     run.add_argument("--out", type=out_folder, required=True, help="run folder: results.jsonl, run.json, traces/")
-    run.add_argument("--concurrency", type=int, default=4, help="samples in flight at once (default 4)")
-    run.add_argument("--limit", type=int, help="only the first N samples")
+    add_run_args(run)
     run.add_argument("--rate-limit", type=float, metavar="RPM", help="backend requests per minute (default: none)")
     add_executor_args(run, "samples are answered (results.jsonl is written by this process either way)",
                       "its own backend client and tool server")
     run.add_argument("--retry-errors", action="store_true",
                      help="rerun every sample without a model answer (an error of any kind, or an old default)")
+    run.add_argument("--allow-change", type=comma_list, default=[], metavar="FIELD[,FIELD]",
+                     help="resume across a harmless difference from the folder's run: dataset (another --limit of "
+                          "the same sample list) or trompe (another trompe version); any other difference is "
+                          "refused (docs/illusion-agent.md, a run's record)")
     run.add_argument("--price", action="append", metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                      help="USD per million input/output (and prompt-cache read/write) tokens for the cost "
                           "estimate (repeatable)")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_agent_args(run)
 
     routing = subs.add_parser("route", help="the regex router's category for a question, or its accuracy per "
@@ -107,16 +129,23 @@ def build_parser() -> argparse.ArgumentParser:
     routing.add_argument("--min-accuracy", type=fraction, metavar="F",
                          help="exit with status 1 when the overall accuracy is below F (0-1)")
 
-    report = subs.add_parser("report", help="write RUN_DIR/report/index.html")
+    report = subs.add_parser("report", help="write RUN_DIR/report/: index.html, summary.json, samples.csv, plots/")
     report.add_argument("run_dir", type=Path)
-    report.add_argument("--metric-variant", choices=HALLUSION_VARIANTS, default="official",
-                        help="HallusionBench scoring: the official utils.py or lmms-eval's (default official)")
+    report.add_argument("--json", action="store_true", help="print the summary JSON to stdout (also written to "
+                                                            "report/summary.json)")
+    report.add_argument("--scorer", choices=scorer_names(), default="official",
+                        help="whose numbers: the benchmark's official scorer (default), or lmms-eval's or "
+                             "VLMEvalKit's where they differ (docs/datasets.md lists them); re-scores, no new calls")
+
+    add_score_parser(subs)
 
     compare = subs.add_parser("compare", help="accuracy per category/family of two runs side by side, and the "
                                                "samples that flipped (e.g. a run and its --no-tools baseline)")
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
-    compare.add_argument("--html", type=Path, help="HTML file to write (default: RUN_B/report/compare.html)")
+    compare.add_argument("--html", type=Path, help="HTML file to write, compare.json beside it (default: "
+                                                   "RUN_B/report/compare.html)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON instead of text")
 
     trace = subs.add_parser("trace", help="read traces without Python")
     trace_subs = trace.add_subparsers(dest="trace_command", required=True)
@@ -164,14 +193,15 @@ def route_command(args: argparse.Namespace) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     """Print the comparison and write it as HTML."""
-    from .compare import compare_runs
+    from .compare import compare_runs, write_compare
 
     comparison = compare_runs(args.run_a, args.run_b)
-    html = args.html or args.run_b / "report" / "compare.html"
-    html.parent.mkdir(parents=True, exist_ok=True)
-    html.write_text(comparison.html(), encoding="utf-8")
+    html = write_compare(comparison, args.html or args.run_b / "report" / "compare.html")
+    if args.json:
+        print(json.dumps(comparison.to_json(html), indent=2))
+        return EXIT_OK
     print(comparison.text())
-    print(f"html: {html}")
+    print(f"html: {html} (and {html.with_suffix('.json').name} beside it)")
     return EXIT_OK
 
 
@@ -198,9 +228,11 @@ async def ask(args: argparse.Namespace) -> int:
     args.task = args.task or (2 if args.choices else 1)
     for image in args.image:
         if not image.is_file():
-            raise SystemExit(f"{PROG} ask: image: no such file {str(image)!r}")
+            raise exit_with(f"{PROG} ask: image: no such file {str(image)!r}")
     config = agent_config(args)
     backend = backend_from_args(args, PROG)
+    if args.chosen:
+        args.chosen.check(presets.planned(backend), PROG)
     trace = args.trace or Path(f"illusion-trace-{datetime.now():%Y%m%d-%H%M%S}")
     async with toolclient_from_args(args) as tools:
         await tools.list_tools(config.effective_tags, config.allow)  # fail once, not as a default answer
@@ -226,6 +258,7 @@ async def ask(args: argparse.Namespace) -> int:
 async def run(args: argparse.Namespace) -> int:
     from ..datasets.load import load_dataset, resolve_task
     from ..datasets.metrics import benchmark_metrics, summary_line
+    from .identity import answer_settings
     from .runner import RunOptions, RunStopped, run_samples
     from .stats import has_answer, summary
 
@@ -237,13 +270,17 @@ async def run(args: argparse.Namespace) -> int:
           f"{describe_counts(dataset)}", file=sys.stderr)
     config = agent_config(args)
     options = RunOptions(out=args.out, concurrency=args.concurrency, limit=args.limit, rate_limit=args.rate_limit,
-                         retry_errors=args.retry_errors, prices=parse_prices(args.price),
-                         progress=not args.no_progress,
+                         retry_errors=args.retry_errors, prices=parse_prices(args.price, args.service_tier),
+                         progress=not args.no_progress, allow_change=tuple(args.allow_change or ()),
+                         settings=answer_settings(backend_options_from_args(args, PROG)),
                          meta={"command": [PROG, *args.argv], "dataset": str(args.dataset),
                                "format": dataset.format, "split": args.split, "counts": dataset.counts,
                                "images_root": str(args.images_root) if args.images_root else None,
                                "labels": str(args.labels) if args.labels else None})
     backend = backend_from_args(args, PROG)
+    if args.chosen:  # --preset: what this backend will send, against the paper's settings, said once
+        args.chosen.check(presets.planned(backend), PROG)
+        options.meta["preset"] = args.chosen.record()
     executor = create_executor(args.executor, WorkerSpec(
         backend=args.backend, options=backend_options_from_args(args, PROG), config=config, out=args.out.resolve(),
         server=server_choice_from_args(args), prices=options.prices, rate_limit=args.rate_limit),
@@ -255,9 +292,13 @@ async def run(args: argparse.Namespace) -> int:
             print(f"{PROG} run: {stop}", file=sys.stderr)
             print("fix it, then rerun the same command with --retry-errors to redo those samples", file=sys.stderr)
             return EXIT_STOPPED
+    if args.chosen:  # what the vendor really took, from every request of the run
+        args.chosen.check(presets.sent_summary(presets.run_traces(args.out)), PROG)
     print(f"{summary(records.values())}; in {args.out / 'results.jsonl'}")
     print(summary_line(benchmark_metrics(dataset.format, records.values())))
     print(f"next: {PROG} report {args.out}")
+    if others := scorers_for(dataset.format)[1:]:
+        print(f"other harnesses' numbers: {PROG} score {args.out} --scorer {'|'.join(others)}")
     if not all(has_answer(r) for r in records.values()):
         print("some samples have no answer; rerun with --retry-errors to redo them", file=sys.stderr)
         return EXIT_FAILED
@@ -283,6 +324,7 @@ def trace_command(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in run.json
+    args.chosen = presets.from_args(args, build_parser, PROG, args.argv)  # --preset paper
     quiet_http_logs()
     stop_on_sigterm()
     try:
@@ -294,19 +336,27 @@ def main(argv: list[str] | None = None) -> int:
             return route_command(args)
         if args.command == "compare":
             return compare_command(args)
+        if args.command == "score":
+            return score_command(args)
         if args.command == "trace":
             return trace_command(args)
         if args.command == "report":
             from .report import write_report
 
-            print(f"report: {write_report(args.run_dir, args.metric_variant)}")
+            index = write_report(args.run_dir, args.scorer)
+            if args.json:
+                print((index.parent / "summary.json").read_text(encoding="utf-8"), end="")
+            else:
+                print(f"report: {index}; samples.csv, summary.json and plots/ beside it")
             return 0
         from .submit import write_submission
 
         print(f"submission: {write_submission(args.run_dir, args.format, args.output)} (model.json beside it)")
         return 0
+    except RunBusy as exc:  # another run holds the folder: a failure at run time, not a wrong command line
+        raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools
-        raise SystemExit(f"{PROG} {args.command}: {exc}") from None
+        raise exit_with(f"{PROG} {args.command}: {exc}") from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -8,6 +8,10 @@ palette colour -- gradients, anti-aliased edges, thin lines of a rare colour, re
 are, and two palette colours more than `tolerance` apart are never merged, so a real difference of a few grey
 levels (the counterfactual in a colour question) survives while compression noise of a level or two does not.
 No blur is applied: a median filter would erase one-pixel lines that line questions depend on.
+
+The image is worked through in bands of rows (each with `radius` rows of context above and below, so the result
+is the same as for the whole image at once), one palette colour at a time: memory stays a few times the band, not
+64 palette colours times the image (about 3 GB of working arrays for a 12-megapixel photograph).
 """
 
 from __future__ import annotations
@@ -27,10 +31,13 @@ class NormalizeStats:
     tolerance: int
 
 
+BAND_PIXELS = 1 << 20  # pixels per band of rows: ~50 MB of working arrays, whatever the image size or palette
+
+
 def palette(pixels: np.ndarray, tolerance: int, min_share: float, max_colours: int = 64) -> np.ndarray:
     """Dominant exact colours: frequent enough, and each the most frequent within `tolerance` of itself."""
-    flat = pixels.reshape(-1, 3).astype(np.int32)
-    packed = (flat[:, 0] << 16) | (flat[:, 1] << 8) | flat[:, 2]
+    flat = pixels.reshape(-1, 3)
+    packed = (flat[:, 0].astype(np.int32) << 16) | (flat[:, 1].astype(np.int32) << 8) | flat[:, 2]
     values, counts = np.unique(packed, return_counts=True)
     keep = counts >= max(8, min_share * len(packed))
     values, counts = values[keep], counts[keep]
@@ -62,18 +69,49 @@ def normalize_image(im: Image.Image, tolerance: int = 3, min_share: float = 0.00
     an edge is a few levels further off than the noise inside a region). Pixels far from that colour keep
     their value.
     """
-    rgb = np.asarray(im.convert("RGB"), dtype=np.int32)
+    rgb = np.asarray(im.convert("RGB"))
     colours = palette(rgb, tolerance, min_share)
     out = rgb.copy()
-    if len(colours):
-        distances = np.stack([np.abs(rgb - c).max(axis=2) for c in colours])  # (k, h, w)
-        nearest = distances.argmin(axis=0)
-        joined = distances.min(axis=0) <= tolerance
-        votes = np.stack([box_sum(joined & (nearest == i), radius) for i in range(len(colours))])
-        majority = votes.argmax(axis=0)
-        near = np.take_along_axis(distances, majority[None], axis=0)[0] <= 2 * tolerance
-        snap = near & (votes.max(axis=0) > 0)
-        out[snap] = colours[majority[snap]]
-    changed = float((out != rgb).any(axis=2).mean())
-    stats = NormalizeStats(["#{:02x}{:02x}{:02x}".format(*c) for c in colours], round(changed, 4), tolerance)
-    return Image.fromarray(out.astype(np.uint8), "RGB"), stats
+    height, width = rgb.shape[:2]
+    rows = max(1, BAND_PIXELS // max(width, 1))
+    changed = 0
+    for top in range(0, height, rows) if len(colours) else ():
+        above, below = min(top, radius), min(height - top - rows, radius)  # context rows around the band
+        band = rgb[top - above:top + rows + max(below, 0)].transpose(2, 0, 1).astype(np.int16)  # 3 planes
+        snap, majority = _snap(band, colours, tolerance, radius)
+        inner = slice(above, above + min(rows, height - top))
+        snap, majority = snap[inner], majority[inner]
+        out[top:top + rows][snap] = colours[majority[snap]]
+        changed += int((out[top:top + rows] != rgb[top:top + rows]).any(axis=2).sum())
+    fraction = changed / (height * width) if height * width else float("nan")
+    stats = NormalizeStats(["#{:02x}{:02x}{:02x}".format(*c) for c in colours], round(fraction, 4), tolerance)
+    return Image.fromarray(out, "RGB"), stats
+
+
+def _distance(planes: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Each pixel's largest channel difference from `colour` (one value, or one per pixel), channel by channel."""
+    distance = np.abs(planes[0] - colour[0])
+    for channel in (1, 2):
+        np.maximum(distance, np.abs(planes[channel] - colour[channel]), out=distance)
+    return distance
+
+
+def _snap(planes: np.ndarray, colours: np.ndarray, tolerance: int, radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which pixels of a band (3 int16 planes) snap, and to which colour's index: the nearest colour (the first of
+    equals), then the neighbourhood's majority (the first of equals), one colour at a time: a few planes, not k."""
+    values = colours.astype(np.int16)
+    nearest = np.zeros(planes.shape[1:], dtype=np.int16)
+    best = _distance(planes, values[0])
+    for i, colour in enumerate(values[1:], 1):
+        distance = _distance(planes, colour)
+        closer = distance < best
+        nearest[closer], best[closer] = i, distance[closer]
+    joined = best <= tolerance
+    majority = np.zeros_like(nearest)
+    most = box_sum(joined & (nearest == 0), radius)
+    for i in range(1, len(colours)):
+        votes = box_sum(joined & (nearest == i), radius)
+        more = votes > most
+        majority[more], most[more] = i, votes[more]
+    near = _distance(planes, values.T[:, majority]) <= 2 * tolerance
+    return near & (most > 0), majority

@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets.metrics import benchmark_metrics
-from ..messages import Usage
+from ..records import SampleResult
 from ..trace import SAFE_NAME
 from ..traceview import hrefs_from, page, steps_html
-from .bias import bias_section
+from .bias import bias_section, by_family, psychometric_svg
+from .export import summary, tokens, write_exports
+from .identity import one_run
+from .plots import bar_chart, percent, write_charts
+from .pricing import role_totals
 from .runner import read_meta, read_results
 from .stats import answered, has_answer, rate
 
-def tokens(record: dict[str, Any]) -> int:
-    return Usage(**(record.get("usage") or {})).total
+PLOTS = "plots"  # report/plots/<chart>.svg: each chart as a file of its own
 
 
 def accuracy(records: list[dict[str, Any]]) -> tuple[int, int]:
@@ -63,26 +66,6 @@ def tool_fractions(records: list[dict[str, Any]]) -> dict[str, float]:
     return {tool: used[tool] / len(records) for tool in sorted(used, key=lambda t: (-used[t], t))}
 
 
-def bar_chart(values: dict[str, float], chart_id: str, fmt: Callable[[float], str], width: int = 640,
-              top: float | None = None) -> str:
-    """Horizontal bars in inline SVG, full width at `top` (default: the largest value); bars carry data attributes."""
-    if not values:
-        return "<p class='muted'>nothing to plot</p>"
-    top = top or max(values.values()) or 1.0
-    row, label_w, bar_w = 22, 170, width - 250
-    parts = [f"<svg id='{chart_id}' xmlns='http://www.w3.org/2000/svg' width='{width}' "
-             f"height='{row * len(values) + 8}' role='img'>"]
-    for i, (label, value) in enumerate(values.items()):
-        y = 4 + i * row
-        w = max(1.0, bar_w * value / top)
-        parts.append(f"<text x='{label_w - 6}' y='{y + 15}' text-anchor='end' font-size='12'>{escape(label)}</text>"
-                     f"<rect class='bar' data-label='{escape(label)}' data-value='{value:.6g}' x='{label_w}' "
-                     f"y='{y}' width='{w:.1f}' height='{row - 6}' fill='#4a7bd0'/>"
-                     f"<text x='{label_w + w + 6:.1f}' y='{y + 15}' font-size='12'>{escape(fmt(value))}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
-
-
 def distribution(values: Iterable[int]) -> str:
     values = list(values)
     if not values:
@@ -100,7 +83,8 @@ def metrics_section(meta: dict[str, Any], records: list[dict[str, Any]], variant
     head = "".join(f"<tr><th>{escape(k)}</th><td>{v:.1%}</td></tr>" for k, v in metrics.headline.items())
     rows = "".join(f"<tr><td>{escape(n)}</td><td>{k}</td><td>{rate(round(a * k), k)}</td></tr>"
                    for n, a, k in metrics.groups)
-    return (f"<h2>Benchmark metrics</h2><p>{escape(metrics.rule)}. {metrics.scored} labelled samples scored "
+    return (f"<h2>Benchmark metrics</h2><p>Scorer <b>{escape(metrics.scorer)}</b>: {escape(metrics.rule)}. "
+            f"{metrics.scored} labelled samples scored "
             f"({metrics.failed} failed runs count as wrong); {metrics.unscored} unlabelled samples not scored.</p>"
             f"<table>{head}</table><table><tr><th>group</th><th>samples</th><th>accuracy [95% CI]</th></tr>{rows}"
             "</table>")
@@ -124,24 +108,26 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
     done = answered(records)
     rescued = [r for r in records if r.get("agent") == "rescue"]
     failed = [r for r in records if not has_answer(r)]
-    kinds = Counter(r.get("error_kind") or "no_answer" for r in failed)
+    kinds = Counter(SampleResult.from_json(r).failure for r in failed)
     labelled_failures = sum(r.get("label") is not None for r in failed)
+    shown = charts(records)
     body = [f"<h1>Illusion agent run: Task {escape(str(task))}</h1>",
-            "<table>" + "".join(f"<tr><th>{k}</th><td>{escape(str(v))}</td></tr>" for k, v in [
-                ("backend / model", f"{meta.get('backend')} / {meta.get('model')}"),
-                ("normalize", meta.get("normalize")), ("tools", "none (--no-tools baseline)"
-                                                                   if meta.get("no_tools") else "offered"),
-                ("prompts (sha256)", json.dumps(meta.get("prompts"))), ("samples", len(records)),
+            "<h2>Settings</h2>", settings_table(meta),
+            "<h2>Results</h2><p class='muted'>Also as <a href='summary.json'>summary.json</a> and one row per sample "
+            "in <a href='samples.csv'>samples.csv</a>; each chart as an SVG file in <a href='plots/'>plots/</a>.</p>",
+            "<table class='totals'>" + "".join(f"<tr><th>{k}</th><td>{escape(str(v))}</td></tr>" for k, v in [
+                ("samples", len(records)),
                 ("answered by main / rescue / failed", f"{len(done) - len(rescued)} / {len(rescued)} / {len(failed)}"),
                 ("failures by kind", ", ".join(f"{k} {n}" for k, n in kinds.most_common()) or "none"),
                 ("accuracy over answered [95% CI]", f"{rate(right, scored)} ({right}/{scored} labelled)"),
                 ("accuracy counting failures as wrong", rate(right, scored + labelled_failures)),
                 ("total tokens", f"{sum(tokens(r) for r in records):,}"),
                 ("estimated cost", _cost(records))]) + "</table>",
+            role_table(records),
             metrics_section(meta, records, variant),
             "<h2>Tool use</h2><p>Fraction of samples in which the server executed each tool at least once; calls "
             "it did not execute are counted below.</p>",
-            bar_chart(tool_fractions(records), "tool-use", lambda v: f"{v:.0%}", top=1.0), refused_table(records),
+            shown["tool-use"], refused_table(records),
             "<h2>Accuracy</h2>",
             group_table(records, lambda r: r.get("category"), "dataset category"),
             group_table(records, lambda r: r.get("route"), "routed category"),
@@ -154,8 +140,7 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
             "<h2>Rounds and tokens per sample</h2>",
             f"<p>rounds: {distribution(r.get('rounds') or 0 for r in records)}<br>"
             f"tokens: {distribution(tokens(r) for r in records)}</p>",
-            bar_chart({str(k): v for k, v in sorted(Counter(r.get("rounds") or 0 for r in records).items())},
-                      "rounds", lambda v: f"{v:g} samples"),
+            shown["rounds"],
             "<h2>Samples that needed the rescue agent</h2>",
             _list(rescued, "rescued") or "<p class='muted'>none</p>",
             "<h2>Failed samples (no answer)</h2>",
@@ -164,9 +149,77 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
     return page(f"Illusion run: task {task}", "".join(body))
 
 
+def charts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """Every chart of the report by file name: tool use, rounds, one psychometric plot per probe family."""
+    shown = {"tool-use": bar_chart(tool_fractions(records), chart_id="tool-use", title="Tool use", top=1.0,
+                                   x_title="samples in which the server ran the tool (%)", y_title="tool",
+                                   fmt=percent),
+             "rounds": bar_chart({str(k): v for k, v in sorted(Counter(r.get("rounds") or 0
+                                                                        for r in records).items())},
+                                 chart_id="rounds", title="Rounds per sample", fmt=lambda v: f"{v:g}",
+                                 x_title="samples (count)", y_title="rounds (model turns)")}
+    for family, split in by_family(records).items():
+        shown[f"psychometric-{family}"] = psychometric_svg(family, split)
+    return shown
+
+
+def settings_table(meta: dict[str, Any]) -> str:
+    """What produced the answers, one readable row each (from the run's fingerprint; older runs show less)."""
+    fp = meta.get("fingerprint") or {}
+    dataset = fp.get("dataset") or {}
+    settings = fp.get("settings") or {}
+    tools = fp.get("tools") or {}
+    prompts = fp.get("prompts") or meta.get("prompts") or {}
+    offered = ("none (the --no-tools baseline)" if meta.get("no_tools") else
+               f"{len(tools['names'])}: {', '.join(tools['names'])}" if tools.get("names") else "offered")
+    rows = [("trompe version", meta.get("trompe") or "not recorded (run made before versions were)"),
+            ("run key", meta.get("run_key") or "–"), ("created", meta.get("created") or "–"),
+            ("dataset", f"{meta.get('dataset')} ({meta.get('format') or 'format?'}"
+                        + (f", split {meta['split']}" if meta.get("split") else "") + ")"),
+            ("samples used", f"{dataset['samples']}, content sha256 {dataset['sha256']}" if dataset else "–"),
+            ("task", f"{meta.get('task')} ({fp.get('answers') or ('yes/no' if meta.get('task') == 1 else 'A-D')})"),
+            ("answer types", ", ".join(f"{kind} {n}" for kind, n in (dataset.get("answer_types") or {}).items())
+             or "–"),
+            ("backend / model", f"{meta.get('backend')} / {meta.get('model')}"),
+            ("thinking", settings.get("thinking") or "the vendor's default"),
+            ("image format sent", settings.get("image_format") or "–"),
+            ("images re-sent", "every round" if settings.get("keep_images") is None and settings else
+             f"the last {settings['keep_images']} rounds" if settings else "–"),
+            ("fallback models", ", ".join(settings.get("fallback_models") or []) or "none"),
+            ("backend options", ", ".join(f"{k}={v}" for k, v in (settings.get("options") or {}).items()) or "none"),
+            ("rounds: main / rescue", f"{fp.get('max_rounds', '–')} / {fp.get('rescue_rounds', '–')}"),
+            ("router / classify", f"{fp.get('router', '–')} / {fp.get('classify', '–')}"),
+            ("colour normalisation", "on: near-flat colours snapped to their palette" if meta.get("normalize")
+             else "off: images as given"),
+            ("tools offered", offered),
+            ("prompts (sha256)", "; ".join(f"{k} {str(v)[:12]}" for k, v in prompts.items()) or "–"),
+            ("scorer", fp.get("scorer") or "–")]
+    return ("<table class='settings'>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>"
+                                                for k, v in rows) + "</table>")
+
+
 def _genuine(record: dict[str, Any]) -> str | None:
     flag = record.get("counterfactual")
     return None if flag is None else ("counterfactual" if flag else "genuine")
+
+
+def role_table(records: list[dict[str, Any]]) -> str:
+    """Tokens and cost per role (router, main, rescue), cache reads and writes and reasoning apart; '' if none."""
+    roles = role_totals(records)
+    if not roles:
+        return ""
+    tiers = ", ".join(sorted({str(r.get("service_tier") or "standard") for r in records}))
+    rows = "".join(
+        f"<tr><td>{escape(role)}</td><td>{t['samples']}</td><td>{t['input_tokens']:,}</td>"
+        f"<td>{t['cached_tokens']:,}</td><td>{t['cache_write_tokens']:,}</td><td>{t['output_tokens']:,}</td>"
+        f"<td>{t['reasoning_tokens']:,}</td><td>{_dollars(t['cost'])}</td></tr>" for role, t in roles.items())
+    return (f"<h3>Cost per role</h3><p class='muted'>service tier: {escape(tiers)}; input includes the cache reads "
+            "and writes</p><table class='roles'><tr><th>role</th><th>samples</th><th>input</th><th>cache read</th>"
+            "<th>cache write</th><th>output</th><th>reasoning</th><th>cost</th></tr>" + rows + "</table>")
+
+
+def _dollars(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
 
 
 def _cost(records: list[dict[str, Any]]) -> str:
@@ -190,10 +243,12 @@ def _table(records: list[dict[str, Any]]) -> str:
         rows.append(f"<tr><td><a href='{sample_file(r['id'])}'>{escape(r['id'])}</a></td>"
                     f"<td>{escape(str(r.get('route')))}</td><td>{escape(str(r.get('answer')))}</td>"
                     f"<td>{escape(str(r.get('label')))}</td><td>{mark}</td><td>{escape(str(r.get('agent')))}</td>"
+                    f"<td>{escape(str(r.get('model')))}</td>"
                     f"<td>{r.get('rounds')}</td><td>{tokens(r)}</td>"
                     f"<td>{escape(', '.join(r.get('tool_calls') or []))}</td></tr>")
     return ("<table class='samples'><tr><th>id</th><th>route</th><th>answer</th><th>label</th><th></th>"
-            "<th>agent</th><th>rounds</th><th>tokens</th><th>tools</th></tr>" + "".join(rows) + "</table>")
+            "<th>agent</th><th>model</th><th>rounds</th><th>tokens</th><th>tools</th></tr>" + "".join(rows)
+            + "</table>")
 
 
 def sample_page(record: dict[str, Any], run_dir: Path) -> str:
@@ -205,7 +260,9 @@ def sample_page(record: dict[str, Any], run_dir: Path) -> str:
         head.append("<ol type='A'>" + "".join(f"<li>{escape(c)}</li>" for c in record["choices"]) + "</ol>")
     head.append(f"<p><b>answer</b> {escape(str(record.get('answer')))} · <b>label</b> "
                 f"{escape(str(record.get('label')))} · <b>answered by</b> "
-                f"{escape(record.get('agent') or 'nobody: failed (' + str(record.get('error_kind')) + ')')}"
+                f"{escape(record.get('agent') or f'nobody: failed ({SampleResult.from_json(record).failure})')}"
+                f" · <b>model</b> {escape(str(record.get('model')))} · <b>run</b> "
+                f"{escape(str(record.get('run') or '–'))} · <b>trompe</b> {escape(str(record.get('trompe') or '–'))}"
                 + (f" · <span class='bad'>error: {escape(record['error'])}</span>" if record.get("error") else "")
                 + f"</p><p>{escape(record.get('reasons') or '')}</p>")
     if (trace / "trace.jsonl").exists():
@@ -222,10 +279,13 @@ def write_report(run_dir: Path, variant: str = "official") -> Path:
     if not meta:
         raise ValueError(f"{run_dir}: no run.json; is this a run directory?")
     records = sorted(read_results(run_dir).values(), key=lambda r: r.get("position", 0))
+    one_run(run_dir, records)
     out = run_dir / "report"
     (out / "samples").mkdir(parents=True, exist_ok=True)
     for record in records:
         (out / sample_file(record["id"])).write_text(sample_page(record, run_dir), encoding="utf-8")
+    write_exports(out, records, summary(meta, records, variant, run_dir))
+    write_charts(out / PLOTS, charts(records))
     index = out / "index.html"
     index.write_text(index_page(meta, records, variant), encoding="utf-8")
     return index

@@ -43,6 +43,7 @@ class Route:
     source: str = "regex"  # regex, model, or fallback (the model's classification failed; regex used)
     regex_category: str = ""  # what the regex router said, kept when the model decided
     note: str = ""  # why the model's classification was not used, when it was not
+    sent: dict = field(default_factory=dict)  # what the classification request sent the vendor (model router)
 
     def hint(self) -> str:
         """The line shown to the model next to the question."""
@@ -66,6 +67,10 @@ COLOUR = (r"colou?r(s|ed)?|shades?|hues?|tones?|tints?|brightness|lightness|lumi
 LIGHTER = r"brighter|darker|lighter|paler|deeper|redder|bluer|greener|yellower|greyer|grayer|whiter|blacker"
 SHAPES = r"circles?|discs?|dots?|squares?|rectangles?|shapes?|targets?|moons?|balls?|rings?|hearts?|diamonds?"
 LINE = r"lines?|segments?|bars?|shafts?|strokes?|rails?|arcs?|spans?|arrows?"
+# A capitalised word that starts a proper name ("the Leaning Tower of Pisa", "the Crooked House"): a word there
+# names a place, not what the picture shows, so a slant word in it is no slant cue.
+NAME_WORD = r"(?!(?-i:[A-Z][a-z]+ (of )?[A-Z]))"
+NAMED = r"(?-i:[A-Z][a-z]{2,})"  # a capitalised word after "the": a named landmark, statue or place
 
 TASK1 = (
     _cat("size comparison", ("draw_rectangle", "draw_circle", "crop", "compare_crops"),
@@ -136,7 +141,8 @@ TASK2 = (
              r"\bplates? of (colou?red )?dots\b|\brandom-dot\b"),
          (2, r"\bhidden\b|\bconceal\w*\b|\bcamouflag\w*\b|\bemerges?\b|\bsquint\b|\bembedded\b|\bdisguised\b"),
          (2, r"\bwhat (number|digit|letter|word|shape|figure|image|animal)\b|\bwhich (digit|letter|number)\b"),
-         (2, r"\bwhat is written\b|\bmade up by\b|\bformed by\b|\bappears among\b"),
+         (2, r"\bwhat is written\b|\bmade up by\b|\bformed by\b|\bappears among\b|"
+             r"\b(is|are) there (any |a )?(numbers?|digits?|letters?|words?)\b"),
          (2, r"\b(any|a) (face|faces|people|person|animal|figure)s? (hidden|visible)\b|"
              r"\b(is|are) there (any |a )?(face|faces|people|person|animal)s?\b")),
     _cat("odd one out", ("overlay_grid", "crop", "compare_crops", "sample_color"),
@@ -158,8 +164,12 @@ TASK2 = (
     _cat("impossible figure", ("crop", "compare_crops", "draw_line"),
          (4, r"\bpenrose\b|\bescher\w*\b|\bdevil'?s fork\b|\bblivet\b|\bimpossible (figure|object|shape|"
              r"triangle|cube|trident)\b|\bparadox\w*\b"),
-         (2, r"\bimpossible\b|\b(could|can) (this|it|the \w+|a physical model of this \w+) (exist|be (built|made|"
-             r"constructed))\b|\bexist in (3-?d|three[- ]dimensional|real)|\bexist in the real world\b"),
+         (2, r"\bimpossible\b"),
+         # Existence asked in plain words, however the figure is referred to ("can the figure shown in the image
+         # exist", "could a physical model of this object be built"), and where ("in the real 3-d world").
+         (2, r"\b(could|can|would|does|is it possible for)\b[^?.]{0,60}?\b(exist|be (built|made|constructed))\b"),
+         (2, r"\b(exist\w*|built|made|constructed)\b[^?.]{0,25}?\b(in|as) (the |a )?(real|physical|actual|3-?d|"
+             r"three[- ]dimensional)\b|\bexist\w* (physically|in reality)\b"),
          (2, r"\bgeometrically (possible|consistent|impossible)\b|\banatomically possible\b|\bclosed loop\b|"
              r"\b(walk|climb) up (these|the) stairs forever\b|\bpossible to build\b|\bbe (built|made|constructed) "
              r"(in real life|from real|with straight)"),
@@ -179,14 +189,14 @@ TASK2 = (
          (2, r"\bspacing between\b|\blines\b.*\bsame direction\b|\brows of bricks\b|\bmortar\b")),
     _cat("alignment and slant", ("draw_line", "crop", "compare_crops"),
          (4, r"\bpoggendorff\b|\bcollinear\b|\btilt illusion\b"),
-         (2, r"\b(aligned|alignment|line up|lined up|tilt\w*|slant\w*|lean(s|ing)?(?! against)|inclin\w*|crooked|"
-             r"angled|askew|upright|level)\b"),
+         (2, rf"\b{NAME_WORD}(aligned|alignment|line up|lined up|tilt\w*|slant\w*|lean(s|ing)?(?! against)|"
+             r"inclin\w*|crooked|angled|askew|upright|level)\b"),
          (2, r"\bsame straight line\b|\bstraight row\b|\bcontinuous behind\b|\bpoint in the same direction\b"),
          (1, r"\b(horizontal|vertical)\b")),
     _cat("size and length", ("draw_line", "draw_rectangle", "crop", "compare_crops"),
          (4, r"\bebbinghaus\b|\bm[uü]ller[- ]?lyer\b|\bponzo\b|\bjastrow\b|\bshepard\b|\bdelb(oe|œ)uf\b"),
          (2, r"\b(longer|shorter|longest|shortest|lengths?|bigger|larger|smaller|biggest|largest|smallest|"
-             r"taller|wider|size|sizes|height)\b"),
+             r"taller|wider|size|sizes|height|area)\b"),
          (1, r"\bequal in (size|length)\b|\bsame (size|height|length)\b|\bcurvature\b")),
     _cat("forced perspective", ("crop", "draw_line", "compare_crops"),
          (3, r"\bforced perspective\b|\btrick shot\b"),
@@ -195,9 +205,15 @@ TASK2 = (
          (3, r"\b(really|actually|truly) (hold|holding|touch\w*|pinch\w*|lean\w*|resting|being held|so "
              r"different|a giant|bigger)\b|\bpinch\w* the top\b|\bon the other'?s palm\b|\bin (the|his|her|"
              r"the \w+'s) hand\b"),
-         (2, r"\b(against|touch\w*|holding|pinch\w*|on top of) the (real |actual )?(tower|pyramid|landmark|"
-             r"moon|sun|building)\b"),
-         (3, r"\b(bigger|larger|taller) than the (house|building|tower|car|mountain|tree)\b"),
+         (2, rf"\b(against|touch\w*|holding|hold\w* up|pinch\w*|lift\w*|push\w*|carry\w*|on top of) the "
+             rf"(real |actual )?((tower|pyramid|landmark|moon|sun|building|car|bus|truck|house)\b|{NAMED})"),
+         # Someone inside a small near object (a cup, a mouth, a hand): the scale trick of a staged photo.
+         (2, r"\b(person|people|man|woman|girl|boy|child|kid|someone)\b[^?.]*?\b(in|into|inside|enter\w*|"
+             r"fit in(to)?) (the|a|his|her|their|the \w+'s) (cup|teacup|mug|glass|bottle|mouth|hand|palm|shoe)\b"),
+         (3, r"\b(bigger|larger|taller) than the (house|building|tower|car|mountain|tree)\b|"
+             r"\b(bigger|larger|taller)\b[^?.]*\b(house|building|tower|mountain|pyramid|landmark)\b[^?.]*\bor\b"
+             r"[^?.]*\b(person|man|woman|boy|girl|child|people)\b|\b(bigger|larger|taller)\b[^?.]*\b(person|man|"
+             r"woman|boy|girl|child|people)\b[^?.]*\bor\b[^?.]*\b(house|building|tower|mountain|pyramid|landmark)\b"),
          (1, r"\bperspective\b|\bscale\b|\b(landmark|tower|pyramid|moon|sun)\b")),
     _cat("entity realism", ("crop", "sample_color", "extract_channel"),
          (3, r"\b(wax figure|mannequin|sculpture|statue|decoy|stuffed|mural|cgi|computer rendering|digitally "
@@ -230,6 +246,8 @@ TASK2 = (
          (4, r"\btrompe[- ]l'?oeil\b|\b3-?d (painting|art|drawing|street art)\b|\bpainted on\b"),
          (2, r"\b(hole|holes|pit|opening|gap|crack|chasm|tunnel|crater|manhole|cliff|drop(s)? away|window)\b"),
          (2, r"\bfall into\b|\bgoing down into the sidewalk\b"),
+         (3, r"\b(is|are) there (really |truly )?(a|any) (real |actual )?"
+             r"(hole|pit|crack|gap|opening|chasm|crater)s?\b"),  # the question type: is there a hole
          (2, r"\b(crack|hole|pit|gap|opening)\b.*\b(3-?d|three-dimensional)\b")),
 )
 

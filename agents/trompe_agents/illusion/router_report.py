@@ -1,4 +1,7 @@
-"""How well the regex router names the category of labelled questions: per-category accuracy and the misses."""
+"""How well the regex router names the category of labelled questions: per-category accuracy and the misses.
+
+A question line may carry a `count` (how many items of a benchmark ask it word for word), so a file of a test
+set's distinct questions measures the share of the test set's items routed right."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ class RouterReport:
 
     total: Counter = field(default_factory=Counter)
     correct: Counter = field(default_factory=Counter)
-    misses: list[tuple[int, str, str, str]] = field(default_factory=list)  # task, expected, got, question
+    misses: list[tuple[int, str, str, str, int]] = field(default_factory=list)  # task, expected, got, question, count
 
     @property
     def accuracy(self) -> float:
@@ -33,12 +36,14 @@ class RouterReport:
                         f"{self.category_accuracy(task, category):>10.1%}")
         rows.append(f"{'all':<37}{sum(self.correct.values()):>6}{sum(self.total.values()):>5}"
                     f"{self.accuracy:>10.1%}")
-        rows += [f"miss: task {t}, expected {want!r}, routed {got!r}: {q}" for t, want, got, q in self.misses]
+        rows += [f"miss: task {t}, expected {want!r}, routed {got!r}: {q}" + (f" (x{n})" if n > 1 else "")
+                 for t, want, got, q, n in self.misses]
         return "\n".join(rows)
 
 
 def load_questions(path: Path) -> list[dict]:
-    """JSON lines with task (1 or 2), category and question; a bad line is named with its number."""
+    """JSON lines with task (1 or 2), category, question and an optional count (default 1); a bad line is named
+    with its number."""
     if not path.is_file():
         raise ValueError(f"--questions: no such file {str(path)!r}")
     rows = []
@@ -48,25 +53,28 @@ def load_questions(path: Path) -> list[dict]:
         try:
             row = json.loads(line)
             task, category, question = int(row["task"]), row["category"], row["question"]
-        except (ValueError, KeyError, TypeError) as exc:
+            count = row.get("count", 1)
+            if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+                raise ValueError(f"count must be a whole number >= 1, got {count!r}")
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"--questions: {path}:{number}: expected a JSON object with task, category and "
                              f"question ({exc})") from None
         if category not in categories(task):
             raise ValueError(f"--questions: {path}:{number}: category must be one of {', '.join(categories(task))} "
                              f"for task {task}, got {category!r}")
-        rows.append({"task": task, "category": category, "question": question})
+        rows.append({"task": task, "category": category, "question": question, "count": count})
     return rows
 
 
 def evaluate(rows: list[dict]) -> RouterReport:
-    """Route every question and count the hits per category."""
+    """Route every question and count the hits per category, each question as many times as its count."""
     report = RouterReport()
     for row in rows:
-        key = (row["task"], row["category"])
+        key, count = (row["task"], row["category"]), row.get("count", 1)
         got = route(row["question"], row["task"]).category
-        report.total[key] += 1
+        report.total[key] += count
         if got == row["category"]:
-            report.correct[key] += 1
+            report.correct[key] += count
         else:
-            report.misses.append((row["task"], row["category"], got, row["question"]))
+            report.misses.append((row["task"], row["category"], got, row["question"], count))
     return report

@@ -9,7 +9,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
@@ -18,60 +18,31 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from ..backends.base import Backend
+from ..backends.ratelimit import RateLimited, RateLimiter
+from ..datasets import answer_types
 from ..datasets.base import DatasetError, Sample
 from ..datasets.metrics import metric_keys
 from ..messages import Usage
-from ..statefiles import TRANSIENT_KIND, cut_torn_tail, failure_kind, read_json, write_json_atomic
+from ..failures import failure_kind
+from ..records import SampleResult
+from ..statefiles import cut_torn_tail, read_json, write_json_atomic
 from ..toolclient import ToolClient
 from ..trace import SAFE_NAME
 from .agent import AgentConfig, IllusionAgent
-from .pricing import PRICES, Price, cost
+from ..datasets.content import sample_digests
+from .identity import (CHANGEABLE, answer_kinds, changed_samples, differences, fingerprint, legacy_fingerprint,
+                       run_key, tools_offered)
+from .lock import RunLock
+from .pricing import PRICES, Price, cost, role_costs
 from .stats import has_answer
 
 if TYPE_CHECKING:
-    from ..executors.worker import Executor
+    from ..executors.base import Executor
 
-# errors every later sample would repeat (quota and credit only surface once every --fallback-model is spent)
-STOP_KINDS = ("auth", "permission", "not_found", "connection", "quota", "credit")
-STOP_AFTER = 3  # the first samples of a run failing alike with one of those stop it
+STOP_AFTER = 3  # the first samples of a run failing alike with an error every later one would repeat stop it
 RESULTS = "results.jsonl"
 META = "run.json"
 TRACES = "traces"
-
-
-class RateLimiter:
-    """Spaces requests so no more than `per_minute` start in any minute (shared by all concurrent samples)."""
-
-    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
-        """`clock` and `sleep` are the monotonic clock and asyncio's sleep; tests pass a clock they move."""
-        if per_minute <= 0:
-            raise ValueError(f"rate limit must be > 0 requests per minute, got {per_minute}")
-        self.interval = 60.0 / per_minute
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-        self._clock, self._sleep = clock, sleep
-
-    async def wait(self) -> None:
-        async with self._lock:
-            now = self._clock()
-            start = max(now, self._next)
-            self._next = start + self.interval
-        await self._sleep(start - now)
-
-
-class RateLimited:
-    """A backend whose every request first waits its turn at a RateLimiter."""
-
-    def __init__(self, backend: Backend, limiter: RateLimiter):
-        self._backend, self._limiter = backend, limiter
-
-    def __getattr__(self, name: str) -> Any:  # name, model (which may change on fallback), ...
-        return getattr(self._backend, name)
-
-    async def complete(self, *args: Any, **kwargs: Any):
-        await self._limiter.wait()
-        return await self._backend.complete(*args, **kwargs)
 
 
 @dataclass
@@ -86,8 +57,14 @@ class RunOptions:
     prices: dict[str, Price] = field(default_factory=lambda: dict(PRICES))
     progress: bool = True
     meta: dict[str, Any] = field(default_factory=dict)  # command, dataset, ... recorded in run.json
+    settings: dict[str, Any] = field(default_factory=dict)  # backend settings that decide answers (identity.py)
+    allow_change: tuple[str, ...] = ()  # fingerprint fields a resume may continue across (identity.CHANGEABLE)
 
     def __post_init__(self):
+        unknown = sorted(set(self.allow_change) - set(CHANGEABLE))
+        if unknown:
+            raise ValueError(f"allow-change: {', '.join(unknown)} cannot change within a run; accepted: "
+                             f"{', '.join(CHANGEABLE)}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.limit is not None and self.limit < 1:
@@ -167,10 +144,20 @@ class Tally:
 async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
                       options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None,
                       executor: Executor | None = None) -> dict[str, dict[str, Any]]:
-    """Answer every unfinished sample with K concurrent workers (or on an executor's); returns all records."""
-    await tools.list_tools(config.effective_tags, config.allow)  # an unknown tag or tool would fail every sample
+    """Answer every unfinished sample with K concurrent workers (or on an executor's); returns all records.
+
+    The folder's lock is held throughout: a second run into it fails at once (lock.py)."""
+    schemas = await tools.list_tools(config.effective_tags, config.allow)  # an unknown tag or tool fails them all
+    with RunLock(options.out):
+        return await _run_samples(samples, backend, tools, config, options, on_result, executor,
+                                  tools_offered([] if config.no_tools else schemas))
+
+
+async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
+                       options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None,
+                       executor: Executor | None, offered: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The run itself, with the folder's lock held: refuse another run's folder, then answer what is left."""
     out = Path(options.out)
-    out.mkdir(parents=True, exist_ok=True)
     samples = list(samples)
     duplicates = sorted(i for i, n in Counter(s.id for s in samples).items() if n > 1)
     if duplicates:
@@ -181,10 +168,15 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
     path = out / RESULTS
     repair_tail(path)
     done = read_results(out)
-    finished = {i for i, r in done.items() if r.get("error_kind") != TRANSIENT_KIND
-                and not (options.retry_errors and not has_answer(r))}
+    digests = sample_digests(samples)
+    identity = fingerprint([s.id for s in samples], digests, task=config.task, format=options.meta.get("format"),
+                           backend=backend.name, model=backend.model, settings=options.settings,
+                           agent=config.describe(), tools=offered, kinds=answer_kinds(samples))
+    check_resume(out, identity, order, done, digests, options.allow_change)
+    stamp = {"run": run_key(identity), "trompe": identity["trompe"]}
+    finished = {i for i, r in done.items() if SampleResult.from_json(r).done(options.retry_errors)}
     todo = [(position, s) for position, s in enumerate(samples) if s.id not in finished]
-    write_meta(out, backend, config, options, total=len(samples), todo=len(todo), order=order)
+    write_meta(out, backend, config, options, total=len(samples), todo=len(todo), order=order, identity=identity)
     if options.rate_limit is not None:
         backend = RateLimited(backend, RateLimiter(options.rate_limit))
     agent = IllusionAgent(backend, tools, config)
@@ -199,6 +191,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
 
     with path.open("a", encoding="utf-8") as results:
         def record(entry: dict[str, Any]) -> None:
+            entry = {**entry, "content": digests[entry["id"]], **stamp}  # joins match on id and content
             results.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
             results.flush()
             done[entry["id"]] = entry
@@ -211,9 +204,10 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
                 first.append(entry)
 
         def stopped() -> dict[str, Any] | None:
-            """The shared error when the first STOP_AFTER samples failed alike with a STOP_KINDS error."""
-            kinds = {r.get("error_kind") for r in first}
-            if len(first) >= STOP_AFTER and len(kinds) == 1 and kinds.pop() in STOP_KINDS:
+            """The shared error when the first STOP_AFTER samples failed alike with an error that stops a run
+            (ErrorKind.stops_run)."""
+            kinds = {SampleResult.from_json(r).failure for r in first}
+            if len(first) >= STOP_AFTER and len(kinds) == 1 and (kind := kinds.pop()) is not None and kind.stops_run:
                 return first[-1]
             return None
 
@@ -273,22 +267,25 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
     directory = trace_dir(out, sample.id)
     shutil.rmtree(directory, ignore_errors=True)  # a sample cut off by a kill starts its trace afresh
     meta = sample.metadata or {}
+    kind = answer_types.of_sample(sample)  # the item's answer form: the agent's final-answer schema follows it
     base = {"id": sample.id, "index": meta.get("index", sample.id), "position": position,
             "question": sample.question, "choices": sample.choices, "images": [str(p) for p in sample.images],
             "label": sample.answer, "category": sample.category,
             "family": meta.get("family"), "magnitude": meta.get("magnitude"),
             "counterfactual": meta.get("counterfactual"), "trace": str(directory.relative_to(out)),
-            "model": agent.backend.model, "keys": metric_keys(meta)}
+            "model": agent.backend.model, "keys": metric_keys(meta),
+            "answer_type": kind.describe() if kind else None,
+            "service_tier": getattr(agent.backend, "service_tier", None) or "standard"}
     started = time.monotonic()
     try:
         if sample.error:  # e.g. its image is missing: this sample fails, the run goes on
             raise DatasetError(sample.error)
-        outcome = await agent.answer(sample.images, sample.question, sample.choices, directory)
+        outcome = await agent.answer(sample.images, sample.question, sample.choices, directory, kind)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # e.g. an unreadable image: record it, the run goes on
         return {**base, "answer": None, "reasons": "", "agent": None, "correct": None, "route": None,
-                "rounds": 0, "usage": asdict(Usage()), "cost": 0.0, "tool_calls": [], "refused_calls": [],
+                "rounds": 0, "usage": asdict(Usage()), "cost": 0.0, "roles": {}, "tool_calls": [], "refused_calls": [],
                 "unknown_calls": [], "empty_replies": 0, "stops": {},
                 "error": f"{type(exc).__name__}: {exc}",
                 "error_kind": failure_kind(exc),
@@ -296,31 +293,63 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
     return {**base, "answer": outcome.answer, "reasons": outcome.reasons, "agent": outcome.agent,
             "correct": is_correct(outcome.answer, sample.answer, task), "route": outcome.route.category,
             "rounds": outcome.rounds, "usage": asdict(outcome.usage),
-            "cost": cost(outcome.usage, agent.backend.model, prices), "tool_calls": outcome.tool_calls,
+            "cost": cost(outcome.usage, agent.backend.model, prices),
+            "roles": role_costs(outcome.roles, agent.backend.model, prices), "tool_calls": outcome.tool_calls,
             "refused_calls": outcome.refused, "unknown_calls": outcome.unknown,
             "empty_replies": outcome.empty_replies, "stops": outcome.stops,
             "error": "; ".join(outcome.errors) or None, "error_kind": outcome.error_kind,
             "seconds": round(outcome.seconds, 3), "finished": _now()}
 
 
+def check_resume(out: Path, identity: dict[str, Any], order: list[tuple[str, Any]],
+                 records: dict[str, dict[str, Any]], digests: dict[str, str], allow: Iterable[str]) -> None:
+    """Refuse to add to a folder whose run differs from this command in anything that decides an answer.
+
+    A folder without a single answer (every sample failed, e.g. on a mistyped model name) holds nothing to mix."""
+    meta = read_meta(out)
+    if not meta or not any(has_answer(r) for r in records.values()):
+        return
+    recorded = meta.get("fingerprint") or legacy_fingerprint(meta)
+    changed = differences(recorded, identity)
+    if "fingerprint" not in meta and meta.get("order") and [i for i, _ in meta["order"]] != [i for i, _ in order]:
+        changed.append(("dataset", f"dataset ({meta.get('dataset')} -> another sample list)"))
+    changeable = set(CHANGEABLE) if _only_limit(meta, identity, order) else set(CHANGEABLE) - {"dataset"}
+    refused = [text for name, text in changed if name not in set(allow) & changeable]
+    if refused:
+        fields = sorted({name for name, _ in changed if name not in set(allow) & changeable})
+        why = "; ".join(CHANGEABLE.get(f, "") for f in fields)
+        hint = f", or pass --allow-change {','.join(fields)} to continue it ({why})" if set(fields) <= changeable \
+            else ""
+        raise ValueError(f"{out} holds another run: {'; '.join(refused)}; start a new folder with another "
+                         f"--out{hint}")
+    if altered := changed_samples(records, digests):
+        raise ValueError(f"{out}: {len(altered)} answered samples have other images, question, options, answer type "
+                         f"or label now ({', '.join(altered[:5])}); start a new folder with another --out")
+
+
+def _only_limit(meta: dict[str, Any], identity: dict[str, Any], order: list[tuple[str, Any]]) -> bool:
+    """Whether the samples used before and now are one list cut at two places (another --limit of one dataset)."""
+    if "fingerprint" not in meta:
+        return False
+    before = [i for i, _ in meta.get("order", [])][: meta["fingerprint"]["dataset"]["samples"]]
+    now = [i for i, _ in order][: identity["dataset"]["samples"]]
+    shorter = min(len(before), len(now))
+    return before[:shorter] == now[:shorter]
+
+
 def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOptions, total: int,
-               todo: int, order: list[tuple[str, Any]]) -> None:
-    """run.json: what produced the results; each invocation (first run or resume) is appended."""
+               todo: int, order: list[tuple[str, Any]], identity: dict[str, Any]) -> None:
+    """run.json: what produced the results and its fingerprint; each invocation (first run or resume) is appended."""
     path = out / META
     meta = read_json(path) if path.exists() else {"created": _now()}
-    if meta.get("task", config.task) != config.task:
-        raise ValueError(f"{out} holds a Task {meta['task']} run; resume it with --task {meta['task']} or choose "
-                         "another --out")
-    if meta.get("order") and [i for i, _ in meta["order"]] != [i for i, _ in order]:
-        raise ValueError(f"{out} holds a run of another dataset ({meta.get('dataset')}); resume it with that "
-                         "--dataset or choose another --out")
     invocation = {"started": _now(), "command": options.meta.get("command", sys.argv), "backend": backend.name,
                   "model": backend.model, "agent": config.describe(), "concurrency": options.concurrency,
-                  "rate_limit": options.rate_limit, "samples": total, "todo": todo}
+                  "rate_limit": options.rate_limit, "samples": total, "todo": todo, "trompe": identity["trompe"],
+                  "allowed_changes": [text for _, text in differences(meta.get("fingerprint") or {}, identity)]}
     meta.update({k: v for k, v in options.meta.items() if k != "command"})
     meta.update({"task": config.task, "backend": backend.name, "model": backend.model,
                  "normalize": config.normalize, "no_tools": config.no_tools, "prompts": config.prompts.hashes(),
-                 "order": order})
+                 "order": order, "trompe": identity["trompe"], "fingerprint": identity, "run_key": run_key(identity)})
     meta.setdefault("invocations", []).append(invocation)
     write_json_atomic(path, meta)
 

@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from ..records import SampleResult
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
@@ -34,8 +36,8 @@ def rate(successes: int, total: int) -> str:
 
 
 def has_answer(record: dict[str, Any]) -> bool:
-    """Whether a model answered the sample (records of older runs may hold an invented 'default')."""
-    return record.get("answer") is not None and record.get("agent") not in (None, "default")
+    """Whether a model answered the sample (records.SampleResult.failed decides)."""
+    return not SampleResult.from_json(record).failed
 
 
 def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -59,7 +61,7 @@ def summary(records: Iterable[dict[str, Any]]) -> str:
     done = answered(records)
     failed = [r for r in records if not has_answer(r)]
     agents = Counter(r.get("agent") for r in done)
-    kinds = Counter(r.get("error_kind") or "no_answer" for r in failed)
+    kinds = Counter(SampleResult.from_json(r).failure for r in failed)
     text = (f"{len(records)} results: answered {len(done)} (main {agents['main']}, rescue {agents['rescue']}), "
             f"failed {len(failed)}")
     if kinds:
@@ -71,3 +73,33 @@ def summary(records: Iterable[dict[str, Any]]) -> str:
         text += (f"; accuracy {rate(right, len(scored))} over {len(scored)} answered, "
                  f"{rate(right, len(scored) + labelled_failures)} counting failures as wrong")
     return text
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value: the flips (right in one run only) as a fair coin, Binomial(a+b, 1/2).
+
+    Exact integer sums, so it holds for thousands of flips where 0.5**n would underflow."""
+    if a_only < 0 or b_only < 0:
+        raise ValueError(f"flip counts must be >= 0, got {a_only} and {b_only}")
+    flips = a_only + b_only
+    if flips == 0:
+        return 1.0
+    tail = sum(math.comb(flips, k) for k in range(min(a_only, b_only) + 1))
+    return min(1.0, 2 * tail / 2**flips)
+
+
+def paired_difference(both: int, a_only: int, b_only: int, neither: int, z: float = Z95) -> tuple[float, float, float]:
+    """B's accuracy minus A's over the same samples, with Newcombe's (1998, method 10) interval for paired
+    proportions: built from each run's Wilson interval and their correlation, so it stays within [-1, 1] and
+    behaves at 0 and n flips, unlike the Wald interval."""
+    n = both + a_only + b_only + neither
+    if n <= 0:
+        raise ValueError("no paired samples to compare")
+    p_a, p_b = (both + a_only) / n, (both + b_only) / n
+    (low_a, high_a), (low_b, high_b) = wilson(both + a_only, n, z), wilson(both + b_only, n, z)
+    margins = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+    phi = (both * neither - a_only * b_only) / math.sqrt(margins) if margins else 0.0
+    below = math.sqrt(max(0.0, (p_b - low_b) ** 2 - 2 * phi * (p_b - low_b) * (high_a - p_a) + (high_a - p_a) ** 2))
+    above = math.sqrt(max(0.0, (high_b - p_b) ** 2 - 2 * phi * (high_b - p_b) * (p_a - low_a) + (p_a - low_a) ** 2))
+    diff = p_b - p_a
+    return diff, max(-1.0, diff - below), min(1.0, diff + above)

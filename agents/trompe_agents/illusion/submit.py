@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..presets import sent_record
 from ..statefiles import write_atomic
+from .identity import one_run
 from .runner import read_meta, read_results
 from .stats import has_answer
 
@@ -37,24 +39,27 @@ def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None
         raise ValueError(f"{run_dir}: no run.json with a task; is this a run directory?")
     task = int(meta["task"])
     records = read_results(run_dir)
+    one_run(run_dir, list(records.values()))  # a submission is one model's answers
     for position, (sample_id, index) in enumerate(meta.get("order", [])):
         records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position})  # no answer
     path = Path(out) if out else run_dir / f"submission_{fmt}_task{task}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)  # e.g. a starter kit's folder not made yet
     write_atomic(path, "\n".join(datacv_lines(list(records.values()), task)) + "\n")  # a kill leaves old or new
-    write_model_json(path.parent / MODEL_JSON, meta)
+    write_model_json(path.parent / MODEL_JSON, meta, run_dir)
     return path
 
 
 MODEL_JSON = "model.json"
 
 
-def write_model_json(path: Path, meta: dict[str, Any]) -> Path:
-    """The starter kit's model.json beside the predictions: the model's name and the run's parameters.
+def write_model_json(path: Path, meta: dict[str, Any], run_dir: Path | None = None) -> Path:
+    """The starter kit's model.json beside the predictions: the model's name and the run's parameters, then what
+    the run's requests really sent (temperature, thinking, tier, output limit), its prompt hashes and its preset.
 
     Shape as the organisers' code writes it (ziplab/DDP src/task2.py, `model_info`: {"model", "parameters"}).
     """
     agent = next((i["agent"] for i in reversed(meta.get("invocations", [])) if i.get("agent")), {})
     parameters = {"backend": meta.get("backend"), **{k: v for k, v in agent.items() if k != "prompts"}}
-    write_atomic(path, json.dumps({"model": meta.get("model"), "parameters": parameters}, indent=2) + "\n")
+    info = {"model": meta.get("model"), "parameters": parameters, **sent_record(run_dir, meta)}
+    write_atomic(path, json.dumps(info, indent=2) + "\n")
     return path

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from PIL import Image
+
+from ..hookspecs import hookimpl
+from ..plugins import registered
 
 
 @dataclass
@@ -39,7 +43,19 @@ class Family:
     magnitudes: tuple[float, ...] = (1.0,)  # graded counterfactual strengths, weakest first
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILIES: dict[str, Family] = {}  # the built-in families, filled by @family as their modules are imported
+
+
+@hookimpl
+def register_probe_families(register):
+    """The built-in families, registered as a plugin's are."""
+    for name, built_in in FAMILIES.items():
+        register(name, built_in)
+
+
+def registered_families() -> dict[str, Family]:
+    """Every family the built-ins and the installed plugins register; a name two register is refused."""
+    return registered("register_probe_families", "probe family", sys.modules[__name__], "probes")
 
 
 def family(name: str, suite: str, category: str, description: str,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -15,7 +16,7 @@ from tqdm import tqdm
 
 from ..datasets.base import Sample
 from ..datasets.jsonl import PROBES_FILE, write_jsonl
-from .base import FAMILIES, Family
+from .base import Family, registered_families
 
 SUITES = ("illusions", "blindtest")
 
@@ -24,7 +25,8 @@ def list_families(suite: str | None = None) -> list[Family]:
     """Registered families, by suite then name."""
     if suite is not None and suite not in SUITES:
         raise ValueError(f"suite: unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
-    return sorted((f for f in FAMILIES.values() if suite in (None, f.suite)), key=lambda f: (f.suite, f.name))
+    return sorted((f for f in registered_families().values() if suite in (None, f.suite)),
+                  key=lambda f: (f.suite, f.name))
 
 
 def choose_families(suite: str, families: Sequence[str] | None = None) -> list[Family]:
@@ -67,12 +69,18 @@ def _plain(value):
     raise TypeError(f"cannot write {type(value).__name__} to probes.jsonl")
 
 
+def probe_id(suite: str, seed: int, index: int, family: str, data: bytes) -> str:
+    """'illusions-s7-00003-cafe_wall-1a2b3c4d': suite, seed, index, family and a hash of the image bytes, so two
+    sets drawn with another seed, size or JPEG quality never share an id (joins across runs match on it)."""
+    return f"{suite}-s{seed}-{index:05d}-{family}-{hashlib.sha256(data).hexdigest()[:8]}"
+
+
 def generate(suite: str, families: Sequence[str] | None = None, n: int = 100, seed: int = 0, size: int = 512,
              balance: float = 0.5, jpeg_quality: int | None = None, out: Path | str = "probes",
              progress: bool = True) -> list[Sample]:
     """Render `n` probes round-robin over the chosen families into `out` (images/ and probes.jsonl).
 
-    Sample i draws only from a generator seeded with (seed, i), so a seed gives identical bytes.
+    Sample i draws only from a generator seeded with (seed, i), so a seed gives identical bytes (and ids).
     `balance` is the share of genuine (non-counterfactual) samples per illusion family; BlindTest-style
     tasks have no counterfactual. Magnitudes cycle over the family's graded magnitudes, separately for
     genuine and counterfactual samples.
@@ -99,7 +107,7 @@ def generate(suite: str, families: Sequence[str] | None = None, n: int = 100, se
         seen[fam.name, counterfactual] += 1
         probe = fam.make(np.random.default_rng([seed, i]), size, counterfactual, magnitude)
         data, ext = encode(probe.image, jpeg_quality)
-        sample_id = f"{suite}-{i:05d}-{fam.name}"
+        sample_id = probe_id(suite, seed, i, fam.name, data)
         image = out / "images" / f"{sample_id}{ext}"
         image.write_bytes(data)
         metadata = {"family": probe.family, "suite": fam.suite, "counterfactual": probe.counterfactual,

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import sys
 from pathlib import Path
 
 from trompe_server.errors import PluginError
+from trompe_server.exits import FAILED, exit_with
+from trompe_server.version import __version__
 
+from .. import presets
 from ..backends.base import BackendError
-from ..backends.catalogue import LEVELS
+from ..costs import cost, parse_prices
+from ..messages import Usage
 from ..cliopts import (
+    BACKEND,
+    add_backend_args,
     add_executor_args,
+    add_run_args,
     add_server_args,
+    add_shared_option,
     backend_from_args,
     backend_options_from_args,
+    named,
     non_negative_float,
     non_negative_int,
     out_folder,
@@ -25,12 +36,13 @@ from ..cliopts import (
 )
 from ..statefiles import read_json, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
+from ..datasets.content import sample_digests
 from .evaluate import Runner, accuracy, write_results
 from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import PAPER_GAIN_SCALE, NUCTParams
 from .prompt_dir import resolve
 from .roles import Roles
-from .isolation import CHOICES as SANDBOXES, SandboxUnavailable, choose as choose_sandbox
+from .isolation import SandboxUnavailable, choose as choose_sandbox, sandbox_names
 from .sandbox import Sandbox, SandboxLimits
 from .show import render
 from .tasks import get_task
@@ -42,30 +54,18 @@ DEFAULT_ITERATIONS = 50
 
 
 def _add_role_backend(parser: argparse.ArgumentParser, role: str) -> None:
-    group = parser.add_argument_group(f"{role} model")
-    group.add_argument(f"--{role}-backend", help=f"backend of the {role} (default {DEFAULT_BACKENDS[role]}; on "
-                                                 "--resume, the run's)")
-    group.add_argument(f"--{role}-model", help=f"model of the {role}")
-    group.add_argument(f"--{role}-base-url", help="API base URL")
-    group.add_argument(f"--{role}-api-key-env", metavar="VAR", help="environment variable holding the key")
-    group.add_argument(f"--{role}-fallback-model", action="append", default=[], metavar="MODEL")
-    group.add_argument(f"--{role}-record", metavar="FILE", help="record this role's requests to a cassette")
-    group.add_argument(f"--{role}-thinking", choices=LEVELS,
-                       help=f"how much the {role} thinks (default {DEFAULT_THINKING[role]}, as in the SEVEX paper)")
-
-
-def _role_args(args: argparse.Namespace, role: str) -> argparse.Namespace:
-    """The role's backend settings in the shape the shared builders read."""
-    picked = {k: getattr(args, f"{role}_{k}") for k in ("backend", "model", "base_url", "api_key_env",
-                                                          "fallback_model", "record")}
-    picked["backend"] = picked["backend"] or DEFAULT_BACKENDS[role]
-    picked["thinking"] = getattr(args, f"{role}_thinking", None) or DEFAULT_THINKING[role]
-    return argparse.Namespace(**picked, max_retries=args.max_retries)
+    """Every backend option with the role's prefix (--target-model, --explorer-image-format, ...)."""
+    add_backend_args(parser, role, overrides={
+        "backend": {"default": None, "help": f"backend of the {role} (default {DEFAULT_BACKENDS[role]}; on "
+                                             "--resume, the run's)"},
+        "thinking": {"default": DEFAULT_THINKING[role],
+                     "help": f"how much the {role} thinks (default {DEFAULT_THINKING[role]}, as in the SEVEX paper)"}})
 
 
 def _backend(args: argparse.Namespace, role: str):
-    """The role's backend, built by the shared builder (one-line errors for missing keys)."""
-    return backend_from_args(_role_args(args, role), prog="sevex")
+    """The role's backend, built by the shared builder; a role that no option and no run names gets its default."""
+    setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or DEFAULT_BACKENDS[role])
+    return backend_from_args(args, "sevex", role)
 
 
 def _distributed(args: argparse.Namespace, task_name: str, description: str | None):
@@ -74,8 +74,8 @@ def _distributed(args: argparse.Namespace, task_name: str, description: str | No
         return None
     from .distributed import Distributed, EvalJob
 
-    target = _role_args(args, "target")
-    job = EvalJob(target=target.backend, options=backend_options_from_args(target, "sevex"), task=task_name,
+    job = EvalJob(target=args.target_backend, options=backend_options_from_args(args, "sevex", "target"),
+                  task=task_name,
                   task_description=description, sandbox=args.sandbox,
                   limits=SandboxLimits(wall_seconds=args.timeout), server=server_choice_from_args(args))
     return Distributed(job, args.executor, args.workers, args.concurrency, args.ray_address)
@@ -83,6 +83,7 @@ def _distributed(args: argparse.Namespace, task_name: str, description: str | No
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sevex", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     explore = sub.add_parser("explore", help="search for the best visual prompt on a development set")
@@ -129,11 +130,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_args(apply)
     apply.add_argument("--task", help="task name (default: the run's)")
     apply.add_argument("--node", type=int, help="apply this node of the run instead of the best")
-    apply.add_argument("--limit", type=positive_int, help="only the first N samples")
     apply.add_argument("--include-dev", action="store_true",
                        help="keep the run's development samples in the test set (default: left out)")
-    apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>.jsonl)")
-    _add_common(apply)
+    apply.add_argument("--out", type=Path, help="results JSONL (default: SOURCE/apply-<dataset>-<hash>.jsonl, the "
+                                                "hash of the dataset's full path, --split and --node)")
+    _add_common(apply, limit=True)
 
     show = sub.add_parser("show", help="write an HTML view of a run's tree and accuracy curve")
     show.add_argument("run", type=Path)
@@ -155,32 +156,42 @@ def _seconds(raw: str) -> float:
     return value
 
 
-def _without_dev(samples: list, dev_ids: list[str], include_dev: bool) -> list:
-    """The test set without the samples the prompt was discovered on, unless --include-dev; says how many left."""
+def _without_dev(samples: list, dev_ids: list[str], include_dev: bool, dev_content: dict[str, str] | None = None
+                 ) -> list:
+    """The test set without the samples the prompt was discovered on, unless --include-dev; says how many left.
+
+    A sample is a development sample when its id and, where the run recorded it, its content (images, question,
+    options: `datasets.content`) match; one that only shares an id is another item and stays, said in one line."""
     if include_dev or not dev_ids:
         return samples
     dev = set(dev_ids)
-    kept = [s for s in samples if s.id not in dev]
+    content = sample_digests([s for s in samples if s.id in dev], label=False) if dev_content else {}
+    other = [s.id for s in samples if s.id in content and dev_content.get(s.id) != content[s.id]]
+    kept = [s for s in samples if s.id not in dev or s.id in other]
     if len(kept) < len(samples):
         print(f"left out {len(samples) - len(kept)} development samples of the run (--include-dev keeps them)",
               file=sys.stderr)
+    if other:
+        print(f"kept {len(other)} samples that share an id with a development sample but hold other images, "
+              f"question or options ({', '.join(other[:5])})", file=sys.stderr)
     if not kept:
         raise ValueError("--dataset: every sample is a development sample of the run; pass --include-dev to "
                          "apply the prompt to them anyway")
     return kept
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: argparse.ArgumentParser, limit: bool = False) -> None:
     _add_role_backend(parser, "target")
-    parser.add_argument("--max-retries", type=non_negative_int, default=4, help="retries on rate limits (default 4)")
-    parser.add_argument("--concurrency", type=positive_int, default=4, help="samples evaluated at once (default 4)")
+    presets.add_preset_arg(parser, "sevex")
+    add_shared_option(parser, named(BACKEND, "max-retries"), tuple(DEFAULT_BACKENDS),
+                      help="retries on rate limits of every model (default 4; --ROLE-max-retries sets one role's)")
+    add_run_args(parser, limit)
     parser.add_argument("--timeout", type=_seconds, default=120, help="wall seconds per program (default 120)")
-    parser.add_argument("--sandbox", choices=SANDBOXES, default="auto",
+    parser.add_argument("--sandbox", choices=sandbox_names(), default="auto",
                         help="where generated code runs: auto/bwrap = bubblewrap OS sandbox (refuses to run when it "
                              "is unavailable); none = no isolation, trusted code only")
     add_executor_args(parser, "the target model evaluates candidates",
                       "its own target client, tool server and sandbox")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_server_args(parser)
 
 
@@ -200,13 +211,18 @@ async def _close(*backends) -> None:
             await backend.aclose()
 
 
-def _same_dev(samples: list, ids: list[str]) -> list:
-    """On --resume, exactly the dev samples the run started with, in their order."""
+def _same_dev(samples: list, ids: list[str], content: dict[str, str] | None = None) -> list:
+    """On --resume, exactly the dev samples the run started with, in their order, with the same content."""
     by_id = {s.id: s for s in samples}
     missing = [i for i in ids if i not in by_id]
     if missing:
         raise ValueError(f"--resume: the dev dataset no longer holds the run's samples {', '.join(missing[:5])}")
-    return [by_id[i] for i in ids]
+    dev = [by_id[i] for i in ids]
+    changed = [i for i, d in sample_digests(dev, label=False).items() if (content or {}).get(i, d) != d]
+    if changed:
+        raise ValueError(f"--resume: the run's dev samples {', '.join(changed[:5])} hold other images, question or "
+                         "options now; start a new run with another --out")
+    return dev
 
 
 async def _explore(args: argparse.Namespace) -> int:
@@ -215,7 +231,7 @@ async def _explore(args: argparse.Namespace) -> int:
     if args.resume and run_file.exists():
         run = read_json(run_file)
         if args.task is not None and args.task != run["task"]:
-            raise SystemExit(f"sevex: --task {args.task}: {args.out} is a {run['task']} run; --resume keeps its "
+            raise exit_with(f"sevex: --task {args.task}: {args.out} is a {run['task']} run; --resume keeps its "
                              "task (drop --task, or start a new run in another --out)")
         for role in DEFAULT_BACKENDS:  # a role not named again keeps the run's backend and model
             if getattr(args, f"{role}_backend") is None:
@@ -223,7 +239,7 @@ async def _explore(args: argparse.Namespace) -> int:
                 setattr(args, f"{role}_model", getattr(args, f"{role}_model") or run[role]["model"])
     else:
         if args.dev is None or args.task is None:
-            raise SystemExit(f"sevex: {args.out} holds no run to resume; --task and --dev start a new one"
+            raise exit_with(f"sevex: {args.out} holds no run to resume; --task and --dev start a new one"
                              if args.resume else "sevex: --task and --dev are required for a new run")
         for role, default in DEFAULT_BACKENDS.items():
             setattr(args, f"{role}_backend", getattr(args, f"{role}_backend") or default)
@@ -237,30 +253,37 @@ async def _explore(args: argparse.Namespace) -> int:
                "split": args.split, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
                "config": config.to_json()}
     for role in DEFAULT_BACKENDS:  # the models this session really uses
-        run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model")}
+        run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model"),
+                     "service_tier": getattr(args, f"{role}_service_tier", None) or "standard"}
     config = ExploreConfig.from_json(run["config"])
     config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
     samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split")))
-    dev = _same_dev(samples, run["dev_ids"]) if args.resume and run.get("dev_ids") else choose_dev(
-        samples, run["dev_size"], run["seed"])
+    dev = (_same_dev(samples, run["dev_ids"], run.get("dev_content")) if args.resume and run.get("dev_ids")
+           else choose_dev(samples, run["dev_size"], run["seed"]))
     run["dev_ids"] = [s.id for s in dev]
+    run["dev_content"] = sample_digests(dev, label=False)  # apply leaves out these items, not just these ids
     if (args.out / "state.json").exists() and not args.resume:
-        raise SystemExit(f"sevex: {args.out} already holds a run; pass --resume to continue it")
+        raise exit_with(f"sevex: {args.out} already holds a run; pass --resume to continue it")
     args.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run_file, run, indent=1)
     explorer, target = _backend(args, "explorer"), _backend(args, "target")
+    if args.chosen:  # --preset paper: what each role will send, against the paper, said once and kept in run.json
+        args.chosen.check(presets.planned(target), "sevex", "target")
+        args.chosen.check(presets.planned(explorer), "sevex", "explorer")
+        run["preset"] = args.chosen.record()
+        write_json_atomic(run_file, run, indent=1)
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
-        runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
-        runner.distributed = _distributed(args, run["task"], run.get("task_description"))
+        runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
+                                     _distributed(args, run["task"], run.get("task_description")))
         roles = Roles(explorer, f"{args.target_backend}:{args.target_model or 'default'}")
         try:
             best = await Explorer(args.out, runner, roles, dev, config, progress=not args.no_progress).run(
                 resume=args.resume)
         except RunExists as exc:
-            raise SystemExit(f"sevex: {exc}") from None
+            raise exit_with(f"sevex: {exc}", FAILED) from None
         finally:
             await sandbox.close()
             await _close(explorer, target)
@@ -275,36 +298,42 @@ async def _apply(args: argparse.Namespace) -> int:
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
     samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split))
-    samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev)[: args.limit]
+    samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
+                           prompt.meta.get("dev_content"))[: args.limit]
     target = _backend(args, "target")
+    if args.chosen:
+        args.chosen.check(presets.planned(target), "sevex", "target")
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
-        runner = await Runner.create(tools, target, task, sandbox, args.concurrency)
-        runner.distributed = _distributed(args, task.name, prompt.meta.get("task_description"))
+        runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
+                                     _distributed(args, task.name, prompt.meta.get("task_description")))
         try:
             outcomes = (await runner.evaluate(prompt.implementation, samples) if prompt.implementation
                         else await runner.evaluate_agentic(samples))
         finally:
             await sandbox.close()
             await _close(target)
-    out = args.out or args.source / f"apply-{args.dataset.stem}.jsonl"
+    out = args.out or args.source / apply_name(args.dataset, args.split, args.node)
     write_results(out, outcomes)
-    tokens = sum(o.usage.total for o in outcomes) / max(len(outcomes), 1)
+    usage = sum((o.usage for o in outcomes), Usage())
+    tokens = usage.total / max(len(outcomes), 1)
+    dollars = cost(usage, target.model, parse_prices(None, getattr(args, "target_service_tier", None)))
     print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
-          f"results in {out}")
+          f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.chosen = presets.from_args(args, build_parser, "sevex", list(sys.argv[1:] if argv is None else argv))
     if args.command == "show":
         if not (args.run / "tree.json").exists():
-            raise SystemExit(f"sevex: {args.run} holds no run (tree.json missing)")
+            raise exit_with(f"sevex: {args.run} holds no run (tree.json missing)")
         out = args.out or args.run / "report.html"
         try:
             out.write_text(render(args.run, args.others))
         except FileNotFoundError as exc:
-            raise SystemExit(f"sevex: {exc}") from None
+            raise exit_with(f"sevex: {exc}") from None
         print(f"wrote {out}")
         return 0
     try:
@@ -318,6 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line and how to go on, not the chained tracebacks of every task
         print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
+
+
+def apply_name(dataset: Path, split: str | None, node: int | None) -> str:
+    """'apply-probes-1a2b3c4d.jsonl': the dataset's name and a hash of its full path, split and node, so two test
+    sets that are both called probes.jsonl never overwrite each other's results."""
+    key = json.dumps([str(dataset.resolve()), split, node])
+    return f"apply-{dataset.stem}-{hashlib.sha256(key.encode()).hexdigest()[:8]}.jsonl"
 
 
 def _resume_hint(args: argparse.Namespace) -> str:

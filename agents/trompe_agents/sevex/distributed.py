@@ -13,12 +13,11 @@ from dataclasses import dataclass, field, replace
 from ..backends.base import BackendOptions
 from ..datasets.base import Sample
 from ..executors import Executor, create_executor
+from ..executors.base import Item
 from ..toolserver import ServerChoice
 from .evaluate import Outcome, Runner
 from .sandbox import SandboxLimits
 from .tree import Implementation
-
-Item = tuple[int, Sample]
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class EvalWorker:
 
 @dataclass
 class Distributed:
-    """Makes Runner.evaluate hand each candidate's samples to an executor instead of this process."""
+    """An Evaluator (evaluate.py) that hands each candidate's samples to an executor instead of this process."""
 
     job: EvalJob
     executor: str = "local"
@@ -88,6 +87,9 @@ class Distributed:
 
             executor = ProcessExecutor(job, workers=1, concurrency=self.concurrency)
         return executor
+
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
+        return await evaluate_on(self.executor_for(impl), samples)
 
 
 async def evaluate_on(executor: Executor, samples: list[Sample]) -> list[Outcome]:

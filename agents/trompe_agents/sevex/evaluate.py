@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Any, Protocol
 
 from trompe_prompts import read_prompt
 
@@ -19,6 +19,7 @@ from ..loop import run_agent
 from ..messages import Usage
 from ..toolclient import ToolClient
 from .sandbox import Sandbox
+from .scoring import Scored
 from .tasks import Task, question_text
 from .tree import Implementation
 from .visual_api import SampleBridge, api_reference, api_signatures
@@ -46,6 +47,14 @@ class Outcome:
                 "error": self.error, "error_kind": self.error_kind, "tokens": self.usage.total}
 
 
+class Evaluator(Protocol):
+    """Where a candidate is run on samples: a Runner in this process, or an executor's workers (distributed.py)."""
+
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
+        """Every sample's outcome, in the samples' order."""
+        ...
+
+
 @dataclass
 class Runner:
     """Everything needed to evaluate programs: the server, the target model, the sandbox and the task."""
@@ -58,23 +67,21 @@ class Runner:
     api: dict[str, list[str]]
     concurrency: int = 4
     tool_doc: str = ""  # the API reference the Engineer and Ideator are shown
-    distributed: Any = None  # a distributed.Distributed: evaluate each candidate on an executor's workers
+    evaluator: Evaluator | None = None  # where candidates run instead of here (an executor's workers)
 
     @classmethod
     async def create(cls, tools: ToolClient, target: Backend, task: Task, sandbox: Sandbox,
-                     concurrency: int = 4) -> Runner:
+                     concurrency: int = 4, evaluator: Evaluator | None = None) -> Runner:
         """Programs may use the task's tool tags, or the ones the user chose with --tools."""
         schemas = await tools.list_tools(tags=tools.default_tags or list(task.tags))
         return cls(tools, target, task, sandbox, [t.name for t in schemas], api_signatures(schemas), concurrency,
-                   api_reference(schemas))
+                   api_reference(schemas), evaluator)
 
     async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
         """Every sample in order; a sample's failure is its outcome. A prompt without code is an agent-loop
         system prompt (SketchPad and its APE rewrites)."""
-        if self.distributed is not None:
-            from .distributed import evaluate_on
-
-            return await evaluate_on(self.distributed.executor_for(impl), samples)
+        if self.evaluator is not None:
+            return await self.evaluator.evaluate(impl, samples)
         if not impl.code:
             return await self.evaluate_agentic(samples, system=impl.prompt)
         return await self._each(samples, lambda sample: self.run_sample(impl, sample))
@@ -111,15 +118,16 @@ class Runner:
             await self.tools.close_session(info.id)
         if bridge.fatal:
             raise bridge.fatal
-        prediction, correct = self._score(result.answer, sample)
-        return Outcome(sample.id, prediction, sample.answer, correct, result.answer, result.error, result.kind,
-                       bridge.usage, shown)
+        scored = await self._score(result.answer, sample)
+        return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, result.answer,
+                       scored.error or result.error, scored.kind or result.kind, bridge.usage, shown)
 
-    def _score(self, raw: str | None, sample: Sample) -> tuple[str | None, bool]:
-        """The extracted answer and whether it matches the sample's (see Task.score)."""
+    async def _score(self, raw: str | None, sample: Sample) -> Scored:
+        """The extracted answer and whether it matches the sample's (Task.score_bounded: an answer too long, or
+        too slow to read, is its sample's failure, never the run's)."""
         if raw is None:
-            return None, False
-        return self.task.score(raw, sample)
+            return Scored(None, False)
+        return await self.task.score_bounded(raw, sample)
 
     def sketchpad_system(self) -> str:
         """SketchPad's system prompt for this task: tool use with few-shot examples, then the answer format."""
@@ -136,9 +144,9 @@ class Runner:
                                  images=dict(zip(INPUT_NAMES, sample.images)), final_schema=ANSWER_SCHEMA,
                                  max_rounds=max_rounds, allow=self.tool_names)
         raw = (result.answer or {}).get("answer")
-        prediction, correct = self._score(raw, sample)
-        return Outcome(sample.id, prediction, sample.answer, correct, raw, result.error,
-                       "ok" if result.stop == "answer" else result.stop, result.usage)
+        scored = await self._score(raw, sample)
+        return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, raw, scored.error or result.error,
+                       scored.kind or ("ok" if result.stop == "answer" else result.stop), result.usage)
 
 
 def write_results(path: Path, outcomes: list[Outcome]) -> None:

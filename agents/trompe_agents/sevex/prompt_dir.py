@@ -44,7 +44,8 @@ def from_node(tree: Tree, node: Node, run: dict[str, Any]) -> PromptDir:
         "task": run.get("task"), "task_description": run.get("task_description"), "node": node.id,
         "idea": node.idea, "dev_accuracy": node.reward,
         "dev_size": len({r["id"] for r in node.experiment.results}) if node.experiment else 0,
-        "dev_ids": run.get("dev_ids", []), "strategy": run.get("strategy"),
+        "dev_ids": run.get("dev_ids", []), "dev_content": run.get("dev_content", {}),
+        "strategy": run.get("strategy"),
         "target": run.get("target"), "lineage": [n.idea for n in reversed(tree.ancestors(node.id))],
         "insights": node.experiment.insights if node.experiment else [],
     })

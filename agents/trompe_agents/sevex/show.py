@@ -7,6 +7,9 @@ import html
 import json
 from pathlib import Path
 
+from ..backends.catalogue import DEFAULTS
+from ..costs import Price, cost, parse_prices
+from ..messages import Usage
 from .roles import Costs
 from .tree import Node, Tree
 
@@ -31,7 +34,7 @@ def render(run_dir: Path, others: list[Path] | None = None) -> str:
                 f"<li>iteration {h['iteration']}: {html.escape(h['unusable'])}</li>" for h in unusable) + "</ul>"]
               if unusable else []),
             "<h2>NUCT selections</h2>", selections_view(state.get("selections", []), tree, run),
-            "<h2>Tokens per role</h2>", _cost_table(state["costs"]["by_role"], "role"),
+            "<h2>Tokens and cost per role</h2>", _cost_table(state["costs"]["by_role"], "role", run),
             "<h2>Tokens per stage</h2>", _cost_table(state["costs"]["by_stage"], "stage"),
             "<h2>Idea tree</h2>", _subtree(tree, tree.root, best.id)]
     return ("<!doctype html><meta charset=utf-8><title>SEVEX run</title><style>"
@@ -57,12 +60,14 @@ def accuracy_plot(history: list[dict], width: int = 640, height: int = 240) -> s
     dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#888"><title>node {}: {:.3f}</title></circle>'
                    .format(*xy(h["iteration"], h["reward"]), h["node"], h["reward"]) for h in history
                    if h["node"] is not None)
-    ticks = "".join(f'<text x="{pad - 4}" y="{xy(0, a)[1] + 3:.1f}" font-size="10" text-anchor="end">{a:.1f}</text>'
-                    for a in (0, 0.25, 0.5, 0.75, 1.0))
+    ticks = "".join(f'<text x="{pad - 4}" y="{xy(0, a)[1] + 3:.1f}" font-size="10" text-anchor="end">{a:g}</text>'
+                    for a in (0, 0.25, 0.5, 0.75, 1.0))  # :g, not :.1f, which printed 0.25 as 0.2
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" class="plot">'
             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#000"/>'
             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#000"/>{ticks}'
             f'<text x="{width / 2}" y="{height - 6}" font-size="11" text-anchor="middle">iteration (0..{last})</text>'
+            f'<text x="7" y="{height / 2}" font-size="10" text-anchor="middle" '
+            f'transform="rotate(-90 7 {height / 2})">dev accuracy (0-1)</text>'
             f'<polyline class="best-line" fill="none" stroke="#c60" stroke-width="2" points="{steps}"/>{dots}</svg>')
 
 
@@ -120,10 +125,33 @@ def _level_table(level: dict, tree: Tree) -> str:
             "</th><th>executed</th><th>priority</th><th>terms</th></tr>" + "".join(rows) + "</table>")
 
 
-def _cost_table(table: dict[str, dict], label: str) -> str:
-    rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{u['input_tokens']:,}</td><td>{u['output_tokens']:,}</td>"
-                   f"<td>{u['reasoning_tokens']:,}</td></tr>" for r, u in sorted(table.items()))
-    return f"<table><tr><th>{label}</th><th>input</th><th>output</th><th>reasoning</th></tr>{rows}</table>"
+def role_model(run: dict, role: str) -> str:
+    """The model a SEVEX role ran on: the target's for `target`, the explorer's for ideator, engineer, analyst."""
+    side = run.get("target" if role == "target" else "explorer") or {}
+    return side.get("model") or DEFAULTS.get(side.get("backend") or "", "")
+
+
+def role_prices(run: dict, role: str) -> dict[str, Price]:
+    """The price table of the service tier the role's model ran on (standard for runs that did not record one)."""
+    side = run.get("target" if role == "target" else "explorer") or {}
+    return parse_prices(None, side.get("service_tier"))
+
+
+def _cost_table(table: dict[str, dict], label: str, run: dict | None = None) -> str:
+    """Tokens (cache reads and writes apart) per row; with the run's models, each role's list-price cost."""
+    def priced(role: str, usage: dict) -> str:
+        if run is None:
+            return ""
+        model = role_model(run, role)  # "" for a run folder without run.json: nothing to price it by
+        dollars = cost(Usage(**usage), model, role_prices(run, role)) if model else None
+        return f"<td>{'unknown' if dollars is None else f'${dollars:.4f}'}</td>"
+    rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{u['input_tokens']:,}</td>"
+                   f"<td>{u.get('cached_tokens', 0):,}</td><td>{u.get('cache_write_tokens', 0):,}</td>"
+                   f"<td>{u['output_tokens']:,}</td><td>{u['reasoning_tokens']:,}</td>{priced(r, u)}</tr>"
+                   for r, u in sorted(table.items()))
+    head = "<th>cost</th>" if run is not None else ""
+    return (f"<table><tr><th>{label}</th><th>input</th><th>cache read</th><th>cache write</th><th>output</th>"
+            f"<th>reasoning</th>{head}</tr>{rows}</table>")
 
 
 def _subtree(tree: Tree, node: Node, best_id: int) -> str:

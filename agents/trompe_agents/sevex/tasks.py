@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..datasets.answers import extract, same_answer, normalise
+from ..datasets.answer_types import of_sample
 from ..datasets.base import Sample
 from ..datasets.blink import subtask_key
+from .scoring import Scored, score_bounded, score_text
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,21 @@ class Task:
         return mine or samples
 
     def score(self, raw: str, sample: Sample) -> tuple[str | None, bool]:
-        """The answer read from the target's reply with the benchmark's extractor, and whether it is right; a
+        """The answer read from the target's reply with the item's extractor, and whether it is right; a
         sample with options reads option letters ("(B)" is B), whatever the task."""
-        prediction = extract(self.benchmark, raw, expected=sample.answer, choices=sample.choices)
-        if sample.answer is None:
-            return prediction, False
-        return prediction, same_answer(prediction, normalise(self.benchmark, sample.answer, sample.choices))
+        return score_text(self.reader(sample), raw, sample.answer, sample.choices)
+
+    async def score_bounded(self, raw: str, sample: Sample) -> Scored:
+        """`score` within a size cap and a time budget, never raising (sevex/scoring.py): how a run scores."""
+        return await score_bounded(self.reader(sample), raw, sample.answer, sample.choices)
+
+    def reader(self, sample: Sample) -> str:
+        """How this item's reply is read: BLINK as its official pipeline reads it, any other item by its answer
+        type (the one `illusion-agent run` asks for, datasets/answer_types.py), else by the benchmark."""
+        if self.benchmark == "blink":
+            return "blink"
+        kind = of_sample(sample)
+        return kind.extractor() if kind else self.benchmark
 
 
 _BLINDTEST_COUNT = "a number in curly brackets, e.g. {2}"

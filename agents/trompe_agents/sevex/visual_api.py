@@ -6,10 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.base import Backend, MissingCredentials, QuotaExhausted
+from ..backends.catalogue import LOCAL_IMAGES
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Usage
+from ..model_images import ImagePolicy, prepare_messages
 from ..toolclient import ToolClient
 
 ASK = "ask_lvlm"
+MAX_ASK_IMAGES = 16  # images one ask_lvlm call may show (fewer when the target's vendor allows fewer per request)
+DEFAULT_IMAGES = ImagePolicy(LOCAL_IMAGES)  # the budget for a target that has no image policy of its own
 
 
 def api_signatures(tools: list[ToolSchema]) -> dict[str, list[str]]:
@@ -60,15 +64,26 @@ class SampleBridge:
         return call
 
     async def ask(self, args: dict[str, Any]) -> str:
+        """One question to the target, its images within the budget the agent loop's requests have (the target's
+        image policy: previews, per-image and per-request limits); too many images is the program's error."""
         images = args.get("images") or []
         if isinstance(images, str):
             images = [images]
+        if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
+            raise TypeError("ask_lvlm: images must be an image id or a list of image ids")
+        policy = getattr(self.target, "images", None)
+        policy = policy if isinstance(policy, ImagePolicy) else DEFAULT_IMAGES
+        most = min(MAX_ASK_IMAGES, policy.limits.max_images)
+        if len(images) > most:
+            raise ValueError(f"ask_lvlm: {len(images)} images in one call; at most {most} per call (ask several "
+                             "questions, or combine images with the tools first)")
         prompt = args.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("ask_lvlm: prompt must be a non-empty string")
         parts: list[Any] = [ImagePart(i, await self.tools.image_png(self.session, i)) for i in images]
+        question, _ = prepare_messages([Message("user", parts + [TextPart(prompt)])], policy)
         try:
-            turn = await self.target.complete([Message("user", parts + [TextPart(prompt)])], [])
+            turn = await self.target.complete(question, [])
         except (QuotaExhausted, MissingCredentials) as exc:
             self.fatal = exc
             raise

@@ -18,7 +18,8 @@ renders it in the vendor's format, records every request, and can inject faults:
         return final("done") if tool_results(fv.kind, body) else call("crop", image="original", box=[0, 0, 8, 8])
 
 Replies: `call(name, **args)` (one tool call; `call(name, raw='{"bad')` sends malformed arguments),
-`final(text)`, or `Reply(text=..., calls=[Call(...), ...], usage=Tokens(...), thought_signature=...)`.
+`final(text)`, or `Reply(text=..., calls=[Call(...), ...], usage=Tokens(...), thought_signature=...,
+thinking=...)` (Anthropic: a thinking block first, as Sonnet 5.5 narrates between tool calls).
 Token numbers are neutral (`input`, `output` excluding reasoning, `reasoning`, `cached`, `image`, `cache_write`)
 and are written in each vendor's own fields (Anthropic: `input_tokens` excludes cache reads and writes, as its
 prompt-caching docs say: platform.claude.com/docs/en/build-with-claude/prompt-caching). Gemini replies carry
@@ -37,10 +38,18 @@ sources cited there): auth, permission, not_found, ratelimit (with retry-after /
 slowdown (429 asking for a 3600 s wait), temperature; some only one vendor has: timeout (504: Anthropic, Gemini),
 location (Gemini), monthly_spend_429 (Anthropic), not_found_400 (OpenAI). A fault a vendor has no body for is a
 readable 500.
-A model named "fault-<fault>" (e.g. "fault-auth") gets that fault on every request. `latency=0.05` delays every
-reply (for benchmarks). `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url`
-is the bare server address; `.transport()` gives the same answers in memory, for an SDK client built with an
-`http_client` (fast tests). Use it as a context manager, or call `close()`.
+A model named "fault-<fault>" (e.g. "fault-auth") gets that fault on every request.
+Requests the real model refuses get the vendor's 400 (`refusal`): function tools on Chat Completions without
+`reasoning_effort: "none"` for GPT-5.6+ / GPT-6 models, more than 4 Anthropic cache breakpoints (the top-level
+automatic one included), `thinking: disabled` (or `between_tools` at xhigh/max
+effort) on claude-sonnet-5-5, thinking level MINIMAL on gemini-3.8-*. `.responses` holds every 200 body sent.
+The Anthropic fake also speaks Message Batches: POST `/v1/messages/batches` answers each request at once (script,
+faults and refusals as above), GET `/v1/messages/batches/{id}` says `in_progress` `batch_polls` times (default 1),
+then `ended` with a `results_url` serving the JSONL results; `.batches` holds them.
+`latency=0.05` delays every reply (for benchmarks); `drip=0.2` sends each reply body one byte at a time, 0.2 s
+apart. `.base_url` is what each SDK wants as its base URL (OpenAI: `.../v1`); `.url` is the bare server address;
+`.transport()` gives the same answers in memory, for an SDK client built with an `http_client` (fast tests). Use
+it as a context manager, or call `close()`.
 """
 
 from __future__ import annotations
@@ -80,7 +89,7 @@ class Tokens:
     reasoning: int = 5
     cached: int = 10
     image: int | None = None
-    cache_write: int = 0  # Anthropic's cache_creation_input_tokens (prompt caching)
+    cache_write: int = 0  # prompt-cache writes: Anthropic cache_creation_input_tokens, OpenAI cache_write_tokens
 
 
 @dataclass
@@ -91,6 +100,8 @@ class Reply:
     calls: list[Call] = field(default_factory=list)
     usage: Tokens = field(default_factory=Tokens)
     thought_signature: str | None = "c2lnbmF0dXJlLTE="  # Gemini: base64, echoed back by a correct client
+    thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text
+    truncated: bool = False  # cut off at the output limit (max_tokens / length / incomplete / MAX_TOKENS)
 
 
 def call(name: str, *, raw: str | None = None, **args: Any) -> Reply:
@@ -130,15 +141,19 @@ class FakeVendor:
     """A scripted vendor API on 127.0.0.1; see the module docstring."""
 
     def __init__(self, kind: str, script: Script | None = None, *, latency: float = 0.0,
-                 faults: dict[str, list[str]] | None = None):
+                 faults: dict[str, list[str]] | None = None, drip: float = 0.0, batch_polls: int = 1):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         self.kind = kind
         self.script = script if script is not None else [final('{"answer": "yes"}')]
         self.latency = latency
+        self.drip = drip  # seconds between the bytes of a reply body (a server that sends it a byte at a time)
         self.faults = {m: list(f) for m, f in (faults or {}).items()}
         self.requests: list[Recorded] = []
+        self.responses: list[dict[str, Any]] = []  # every 200 body sent, in order (the usage the vendor bills)
         self.replies = 0  # requests that reached the script
+        self.batch_polls = batch_polls  # Anthropic Message Batches: retrievals answered in_progress before ended
+        self.batches: dict[str, dict[str, Any]] = {}  # batch id -> {"polls": left, "results": [JSONL objects]}
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -171,7 +186,12 @@ class FakeVendor:
 
         def answer(request: Any) -> Any:
             headers = {k.lower(): v for k, v in request.headers.items()}
-            status, extra, payload = self.handle(request.url.path, headers, json.loads(request.content or b"{}"))
+            if request.method == "GET":
+                status, extra, payload = self.handle_get(request.url.path)
+            else:
+                status, extra, payload = self.handle(request.url.path, headers, json.loads(request.content or b"{}"))
+            if isinstance(payload, bytes):
+                return httpx2.Response(status, headers=extra, content=payload)
             return httpx2.Response(status, headers=extra, json=payload)
 
         return httpx2.MockTransport(answer)
@@ -184,19 +204,74 @@ class FakeVendor:
 
     def handle(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict, dict]:
         """Record the request, then answer with a fault or the script's reply: (status, headers, JSON)."""
+        if self.kind == "anthropic" and path.rstrip("/").endswith("/messages/batches"):
+            return self._create_batch(path, headers, body)
         match = re.search(r"/models/([^/:]+):generateContent", path)
         model = match.group(1) if match else str(body.get("model", ""))
         with self._lock:
             self.requests.append(Recorded(path, headers, body, model))
             fault = self._fault(model, body)
-            if fault is None:
+            refused = None if fault else refusal(self.kind, model, body)
+            if fault is None and refused is None:
                 n, self.replies = self.replies, self.replies + 1
         if self.latency:
             time.sleep(self.latency)
         if fault is not None:
             return error_reply(self.kind, fault)
-        replies = self._reply(body, n)
-        return 200, {}, RENDER[self.kind](replies, model, n)
+        if refused is not None:
+            return refused
+        payload = RENDER[self.kind](self._reply(body, n), model, n)
+        with self._lock:
+            self.responses.append(payload)
+        return 200, {}, payload
+
+    def _create_batch(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict, dict]:
+        """Anthropic Message Batches, create: each request is answered at once (script, faults and refusals as for
+        /v1/messages, recorded with path `.../batches#custom_id`); the batch ends after `batch_polls` retrievals
+        (platform.claude.com/docs/en/build-with-claude/batch-processing; wire format: the SDK's MessageBatch)."""
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            return _anthropic_error(400, "invalid_request_error", "requests: at least one request is required")
+        results = []
+        for item in requests:
+            status, _, payload = self.handle(f"{path}#{item.get('custom_id')}", headers, item.get("params") or {})
+            result = {"type": "succeeded", "message": payload} if status == 200 else {"type": "errored",
+                                                                                      "error": payload}
+            results.append({"custom_id": item.get("custom_id"), "result": result})
+        with self._lock:
+            batch_id = f"msgbatch_{len(self.batches):04d}"
+            self.batches[batch_id] = {"polls": self.batch_polls, "results": results[::-1]}  # any order is allowed
+        return 200, {}, self._batch(batch_id)
+
+    def _batch(self, batch_id: str) -> dict[str, Any]:
+        """The MessageBatch object: in_progress until its polls are used up, then ended with a results_url."""
+        batch = self.batches[batch_id]
+        ended = batch["polls"] <= 0
+        counts = {"processing": 0 if ended else len(batch["results"]), "canceled": 0, "expired": 0,
+                  "succeeded": sum(r["result"]["type"] == "succeeded" for r in batch["results"]) if ended else 0,
+                  "errored": sum(r["result"]["type"] == "errored" for r in batch["results"]) if ended else 0}
+        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts, "created_at": "2026-12-01T00:00:00Z", "expires_at": "2026-12-02T00:00:00Z",
+                "ended_at": "2026-12-01T00:01:00Z" if ended else None, "archived_at": None,
+                "cancel_initiated_at": None,
+                "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None}
+
+    def handle_get(self, path: str) -> tuple[int, dict, dict | bytes]:
+        """GET: an Anthropic Message Batch (retrieve) or its results (JSONL); anything else is a 404."""
+        match = re.search(r"/messages/batches/([^/]+)(/results)?$", path)
+        if self.kind != "anthropic" or not match or match.group(1) not in self.batches:
+            return _anthropic_error(404, "not_found_error", f"no such resource: {path}")
+        with self._lock:
+            self.requests.append(Recorded(path, {}, {}, ""))
+            batch = self.batches[match.group(1)]
+            if match.group(2):
+                if batch["polls"] > 0:
+                    return _anthropic_error(400, "invalid_request_error", "the batch has not ended yet")
+                lines = "".join(json.dumps(r) + "\n" for r in batch["results"])
+                return 200, {"Content-Type": "application/binary"}, lines.encode()
+            shown = self._batch(match.group(1))
+            batch["polls"] -= 1
+        return 200, {}, shown
 
     def _fault(self, model: str, body: dict[str, Any]) -> str | None:
         if "notemp" in model and "temperature" in json.dumps(body):
@@ -243,15 +318,28 @@ def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
                 status, extra, payload = 500, {}, {"error": {"message": f"fake vendor script failed: {exc!r}"}}
             self._send(status, extra, payload)
 
-        def _send(self, status: int, extra: dict[str, str], payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
+        def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+            self._send(*vendor.handle_get(self.path))
+
+        def _send(self, status: int, extra: dict[str, str], payload: dict[str, Any] | bytes) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            extra = dict(extra)
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", extra.pop("Content-Type", "application/json"))
             self.send_header("Content-Length", str(len(data)))
             for key, value in extra.items():
                 self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not vendor.drip:
+                self.wfile.write(data)
+                return
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(vendor.drip)
+            except OSError:  # the client gave up: that is what a drip test wants
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -263,11 +351,14 @@ def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
 
 def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
     u = reply.usage
-    content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    content: list[dict[str, Any]] = [{"type": "thinking", "thinking": reply.thinking, "signature": "c2ln"}
+                                     ] if reply.thinking else []
+    content += [{"type": "text", "text": reply.text}] if reply.text else []
     content += [{"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.args}
                 for i, c in enumerate(reply.calls)]
     return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None,
+            "stop_reason": "max_tokens" if reply.truncated else "tool_use" if reply.calls else "end_turn",
+            "stop_sequence": None,
             "usage": {"input_tokens": u.input - u.cached - u.cache_write, "output_tokens": u.output + u.reasoning,
                       "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": u.cache_write,
                       "output_tokens_details": {"thinking_tokens": u.reasoning}}}
@@ -278,11 +369,12 @@ def _chat(reply: Reply, model: str, n: int) -> dict[str, Any]:
     calls = [{"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
              for i, c in enumerate(reply.calls)]
     message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {})}
-    prompt_details: dict[str, Any] = {"cached_tokens": u.cached}
+    prompt_details: dict[str, Any] = {"cached_tokens": u.cached, "cache_write_tokens": u.cache_write}
     if u.image is not None:
         prompt_details["image_tokens"] = u.image
     return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000, "model": model,
-            "choices": [{"index": 0, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None,
+            "choices": [{"index": 0, "logprobs": None,
+                         "finish_reason": "length" if reply.truncated else "tool_calls" if calls else "stop",
                          "message": message}],
             "usage": {"prompt_tokens": u.input, "completion_tokens": u.output + u.reasoning,
                       "total_tokens": u.input + u.output + u.reasoning,
@@ -299,11 +391,13 @@ def _responses(reply: Reply, model: str, n: int) -> dict[str, Any]:
     # `async` is a wire name the SDK reads into `async_` (openai types/responses/response_function_tool_call.py)
     output += [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id or f"call_{n}_{i}", "name": c.name,
                 "arguments": c.arguments, "status": "completed", "async": False} for i, c in enumerate(reply.calls)]
-    return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000, "status": "completed",
-            "model": model, "error": None, "incomplete_details": None, "output": output,
+    return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000,
+            "status": "incomplete" if reply.truncated else "completed", "model": model, "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if reply.truncated else None, "output": output,
             "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "temperature": 0, "top_p": None,
             "metadata": {},
-            "usage": {"input_tokens": u.input, "input_tokens_details": {"cached_tokens": u.cached},
+            "usage": {"input_tokens": u.input,
+                      "input_tokens_details": {"cached_tokens": u.cached, "cache_write_tokens": u.cache_write},
                       "output_tokens": u.output + u.reasoning,
                       "output_tokens_details": {"reasoning_tokens": u.reasoning},
                       "total_tokens": u.input + u.output + u.reasoning}}
@@ -323,7 +417,8 @@ def _gemini(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if u.image is not None:
         usage["promptTokensDetails"] = [{"modality": "IMAGE", "tokenCount": u.image},
                                         {"modality": "TEXT", "tokenCount": u.input - u.image}]
-    return {"candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model", "parts": parts}}],
+    return {"candidates": [{"index": 0, "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
+                            "content": {"role": "model", "parts": parts}}],
             "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
 
 
@@ -346,9 +441,9 @@ def _anthropic_error(status: int, type_: str, message: str, headers: dict[str, s
 
 
 def _openai_error(status: int, message: str, type_: str | None, code: str | None,
-                  headers: dict[str, str] | None = None) -> Error:
+                  headers: dict[str, str] | None = None, param: str | None = None) -> Error:
     """platform.openai.com/docs/guides/error-codes: {"error": {"message", "type", "param", "code"}}."""
-    return status, headers or {}, {"error": {"message": message, "type": type_, "param": None, "code": code}}
+    return status, headers or {}, {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
 def _gemini_error(code: int, status: str, message: str, details: list[dict[str, Any]] | None = None) -> Error:
@@ -507,3 +602,61 @@ def error_reply(kind: str, fault: str) -> Error:
     if fault not in bodies:
         return 500, {}, {"error": {"message": f"fake vendor: no {fault!r} error for {kind}"}}
     return bodies[fault]()
+
+
+# --- requests the real APIs refuse, whatever the script says -------------------------------------------------
+# Each rule is the vendor's, found in its documentation or in raw-API captures users published (cited); the
+# wording of a message the vendor does not quote is ours.
+
+CHAT_TOOLS_NEED_NO_EFFORT = re.compile(r"gpt-(5\.([6-9]|\d\d)|[6-9])")  # GPT-5.6 and later, GPT-6.x
+
+
+def _thinking_level(body: dict[str, Any]) -> str | None:
+    """Gemini's thinkingConfig.thinkingLevel, whichever key style the SDK used."""
+    config = body.get("generationConfig") or body.get("generation_config") or {}
+    thinking = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    level = thinking.get("thinkingLevel") or thinking.get("thinking_level")
+    return str(level).upper() if level else None
+
+
+def _cache_breakpoints(body: dict[str, Any]) -> int:
+    """Anthropic cache breakpoints: blocks marked `cache_control` anywhere, plus the top-level (automatic) one."""
+    def marked(value: Any) -> int:
+        if isinstance(value, dict):
+            return ("cache_control" in value) + sum(marked(v) for k, v in value.items() if k != "cache_control")
+        return sum(marked(v) for v in value) if isinstance(value, list) else 0
+    return ("cache_control" in body) + sum(marked(body.get(k) or []) for k in ("system", "tools", "messages"))
+
+
+def refusal(kind: str, model: str, body: dict[str, Any]) -> Error | None:
+    """The 400 a vendor answers to a request its model refuses, or None."""
+    if kind == "anthropic" and (found := _cache_breakpoints(body)) > 4:
+        # platform.claude.com/docs/en/build-with-claude/prompt-caching: at most 4 breakpoints (the top-level
+        # automatic one counted as one, conservatively); raw message: tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176
+        return _anthropic_error(400, "invalid_request_error",
+                                f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
+    if kind == "chat" and CHAT_TOOLS_NEED_NO_EFFORT.match(model) and body.get("tools") \
+            and body.get("reasoning_effort") != "none":
+        # raw-API captures: BerriAI/litellm#34569 (also with no reasoning_effort at all), livekit/agents#7169,
+        # fazer-ai/agents#66; shape with param "reasoning_effort": pipecat-ai/pipecat#4043
+        return _openai_error(400, f"Function tools with reasoning_effort are not supported for {model} in "
+                                  "/v1/chat/completions. To use function tools, use /v1/responses or set "
+                                  "reasoning_effort to 'none'.", "invalid_request_error", None,
+                             param="reasoning_effort")
+    if kind == "anthropic" and model.startswith("claude-sonnet-5-5"):
+        # platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5: `disabled` is a 400 pointing to
+        # between_tools; between_tools at xhigh or max effort is a 400
+        thinking = body.get("thinking") or {}
+        effort = (body.get("output_config") or {}).get("effort")
+        if thinking.get("type") == "disabled":
+            return _anthropic_error(400, "invalid_request_error", "thinking.type: 'disabled' is not supported on "
+                                    f"{model}; send thinking: {{\"type\": \"between_tools\"}} to turn off up-front "
+                                    "thinking")
+        if thinking.get("type") == "between_tools" and effort in ("xhigh", "max"):
+            return _anthropic_error(400, "invalid_request_error", f"thinking.type: 'between_tools' is not "
+                                    f"supported at effort {effort!r}; use adaptive thinking")
+    if kind == "gemini" and model.startswith("gemini-3.8") and _thinking_level(body) == "MINIMAL":
+        # docs.cloud.google.com/gemini-enterprise-agent-platform/models/guides/gemini-3-8-flash: LOW, MEDIUM, HIGH
+        return _gemini_error(400, "INVALID_ARGUMENT", f"Thinking level MINIMAL is not supported by {model}. "
+                                                      "Supported levels: LOW, MEDIUM, HIGH.")
+    return None

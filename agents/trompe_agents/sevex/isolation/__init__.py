@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
+import sys
+
+from ...hookspecs import hookimpl
+from ...plugins import registered
 from .base import Isolation, Launch, SandboxLimits, SandboxUnavailable
 from .bwrap import Bwrap
 from .none import NoIsolation
 
-CHOICES = ("auto", "bwrap", "none")
+AUTO = "auto"  # the strongest OS sandbox built in: bubblewrap
 HOW_TO_FIX = ("install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install "
               "bubblewrap; see docs/install.md), or pass --sandbox none to run trusted code only without isolation")
 
-__all__ = ["CHOICES", "Isolation", "Launch", "SandboxLimits", "SandboxUnavailable", "choose"]
+__all__ = ["Isolation", "Launch", "SandboxLimits", "SandboxUnavailable", "choose", "sandbox_names"]
 
 
-def choose(name: str = "auto") -> Isolation:
-    """`auto` and `bwrap`: bubblewrap, or SandboxUnavailable; `none` only when asked for by name."""
-    if name == "none":
-        return NoIsolation()
-    if name not in CHOICES:
-        raise ValueError(f"--sandbox: expected one of {', '.join(CHOICES)}, got {name!r}")
-    sandbox = Bwrap()
+@hookimpl
+def register_sandboxes(register):
+    """The built-in sandboxes, registered as a plugin's are; `none` runs code unisolated, only when named."""
+    register("bwrap", Bwrap)
+    register("none", NoIsolation)
+
+
+def _sandboxes() -> dict:
+    return registered("register_sandboxes", "sandbox", sys.modules[__name__], "sandboxes")
+
+
+def sandbox_names() -> list[str]:
+    """`--sandbox` choices: auto, then every sandbox the built-ins and the installed plugins register."""
+    return [AUTO, *_sandboxes()]
+
+
+def choose(name: str = AUTO) -> Isolation:
+    """`auto` and `bwrap`: bubblewrap, or SandboxUnavailable; `none` only when asked for by name; a plugin's by
+    its name, refused the same way when it says it cannot run here."""
+    sandboxes = _sandboxes()
+    if name != AUTO and name not in sandboxes:
+        raise ValueError(f"--sandbox: expected one of {', '.join(sandbox_names())}, got {name!r}")
+    sandbox = sandboxes["bwrap" if name == AUTO else name]()
     reason = sandbox.unavailable()
     if reason:
         raise SandboxUnavailable(f"refusing to run generated code without an OS sandbox: {reason}; {HOW_TO_FIX}")

@@ -1,0 +1,109 @@
+"""Estimated cost of a run from list prices (USD per million tokens): genai-prices' data via the model catalogue,
+overridable with `--price`.
+
+Prompt-cache reads and writes are billed at their own rates (Claude's cache write at 1.25x input, OpenAI's 30-minute
+write at 1.25x, reads at a tenth or a twentieth); a vendor that reports no cache tokens is billed at the plain input
+rate. The base (short-prompt) tier is used: usage is summed over a sample's rounds, so a long-prompt surcharge that
+one request would cross cannot be told apart. A run records tokens and cost per role (`role_costs`: the illusion
+agent's router, main and rescue agents; SEVEX's ideator, engineer, analyst and target), and `role_totals` adds them
+up over records for the reports.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, fields
+from typing import Any
+
+from .backends.catalogue import MODELS, Price, lookup
+from .messages import Usage
+
+__all__ = ["PRICES", "Price", "UnknownPriceWarning", "cost", "parse_prices", "price_of", "price_table",
+           "role_costs", "role_totals"]
+USAGE_FIELDS = tuple(f.name for f in fields(Usage))
+
+_WARNED: set[str] = set()
+
+
+class UnknownPriceWarning(UserWarning):
+    """A model no price source knows: its cost is reported as unknown."""
+
+
+def price_table(service_tier: str | None = None) -> dict[str, Price]:
+    """Every catalogue model's list price on `service_tier` (None or 'standard': the standard tier)."""
+    tier = "" if service_tier in (None, "standard") else service_tier
+    return {m.id: price for m in MODELS if (price := m.price_for(tier)) is not None}
+
+
+# Estimates only -- override with --price MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]].
+PRICES: dict[str, Price] = price_table()
+
+
+def parse_prices(values: list[str] | None, service_tier: str | None = None) -> dict[str, Price]:
+    """`MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]` entries (USD per million tokens) on top of the catalogue's."""
+    table = price_table(service_tier) if service_tier not in (None, "standard") else dict(PRICES)
+    for value in values or []:
+        model, _, numbers = value.partition("=")
+        try:
+            parts = [float(x) for x in numbers.split(",")]
+            if not model or not 2 <= len(parts) <= 4 or min(parts) < 0:
+                raise ValueError(value)
+        except ValueError:
+            raise ValueError("--price must be MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]] in USD per million tokens, "
+                             f"got {value!r}") from None
+        table[model] = Price(*parts)
+    return table
+
+
+def price_of(model: str, table: dict[str, Price]) -> Price | None:
+    """The table's price for a model, for a snapshot of it (longest known prefix), or for the model an alias or a
+    routed name stands for."""
+    if model in table:
+        return table[model]
+    prefix = max((name for name in table if model.startswith(name)), key=len, default=None)
+    if prefix:
+        return table[prefix]
+    info = lookup(model)
+    return table.get(info.priced_as or "") or info.price
+
+
+def cost(usage: Usage, model: str, table: dict[str, Price]) -> float | None:
+    """USD for this usage, or None for a model no source prices (warned once, naming --price); reasoning is billed
+    as output."""
+    price = price_of(model, table)
+    if price is None:
+        if model not in _WARNED:
+            _WARNED.add(model)
+            warnings.warn(f"no price is known for {model}: its cost is reported as unknown; pass "
+                          f"--price {model}=IN,OUT[,CACHE_READ[,CACHE_WRITE]] (USD per million tokens)",
+                          UnknownPriceWarning, stacklevel=2)
+        return None
+    read = price.cache_read if price.cache_read is not None else price.input
+    write = price.cache_write if price.cache_write is not None else price.input
+    fresh = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens
+    return (fresh * price.input + usage.cached_tokens * read + usage.cache_write_tokens * write
+            + (usage.output_tokens + usage.reasoning_tokens) * price.output) / 1e6
+
+
+def role_costs(usage: Mapping[str, Usage], model: str, table: dict[str, Price]) -> dict[str, dict[str, Any]]:
+    """Per role: its token counts (cache reads and writes, reasoning) and their cost (None: no price known)."""
+    return {role: {**asdict(u), "cost": cost(u, model, table)} for role, u in usage.items()}
+
+
+def role_totals(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`roles` of many records added up per role; a role's cost is None once any of its records has no price."""
+    totals: dict[str, dict[str, Any]] = {}
+    for record in records:
+        for role, entry in (record.get("roles") or {}).items():
+            usage = Usage(**{k: entry.get(k) for k in USAGE_FIELDS if k in entry})
+            total = totals.setdefault(role, {"usage": Usage(), "cost": 0.0, "samples": 0})
+            total["usage"] = total["usage"] + usage
+            total["samples"] += 1
+            billed = entry.get("cost")
+            if billed is None and usage.total:
+                total["cost"] = None
+            elif total["cost"] is not None:
+                total["cost"] += billed or 0.0
+    return {role: {"samples": t["samples"], **asdict(t["usage"]),
+                   "cost": None if t["cost"] is None else round(t["cost"], 6)} for role, t in totals.items()}

@@ -1,0 +1,120 @@
+"""What a failure means, in one place: its cause (`ErrorKind`), what to do about it (`Action`) and the hint shown.
+
+The backends' retry loop, the agent loop, runs, resumes, reports and metrics all read these, so a kind means
+the same everywhere. Kinds are strings in results.jsonl and on `BackendError.kind`; the enum is str-valued,
+so the JSON is unchanged. A kind named by a third-party backend that is not listed here keeps its name (it is
+fatal and has no hint). The vendors' documented errors each kind stands for are in backends/error_kinds.py.
+"""
+
+from __future__ import annotations
+
+import errno
+from enum import StrEnum
+
+
+class Action(StrEnum):
+    """What the retry loop does about a failed request."""
+
+    RETRY = "retry"  # transient: wait and send it again
+    SWITCH = "switch"  # the same model will not answer (out of quota or credit); a --fallback-model may
+    FATAL = "fatal"  # no retry helps: say why and stop
+
+
+class ErrorKind(StrEnum):
+    """Why there is no answer: a request that failed, or a sample that could not be answered."""
+
+    # a backend request failed (backends/error_kinds.py reads each vendor's errors as one of these)
+    AUTH = "auth"
+    PERMISSION = "permission"
+    NOT_FOUND = "not_found"
+    INVALID_REQUEST = "invalid_request"
+    CONNECTION = "connection"
+    RATE_LIMIT = "rate_limit"
+    QUOTA = "quota"  # a daily or monthly cap that resets
+    CREDIT = "credit"  # no credit left, or at the spend limit
+    OVERLOADED = "overloaded"
+    SERVER = "server"
+    TIMEOUT = "timeout"
+    TRUNCATED = "truncated"  # the reply was cut off at the output-token limit, even asked again with twice the limit
+    BACKEND = "backend"  # a backend failed without saying how (a bad --model spec, a broken cassette, ...)
+    # a tool call failed for reasons of the tool server, not of its arguments: the session was evicted, the
+    # registry's storage is down, the replica that held the session is gone
+    TOOL_INFRASTRUCTURE = "tool_infrastructure"
+    # a sample could not be answered
+    EMPTY_REPLY = "empty_reply"  # the model replied with nothing, again and again
+    INVALID_ANSWER = "invalid_answer"  # the final answer did not match its schema, even after a correction
+    REPLY_TOO_LONG = "reply_too_long"  # over replies.MAX_REPLY_CHARS, unparsed; asked again it comes back alike
+    MAX_ROUNDS = "max_rounds"  # no final answer within --max-rounds
+    NO_ANSWER = "no_answer"  # no agent answered and none said why
+    INPUT = "input"  # the sample's input was refused (an unreadable image, ...)
+    DISK_FULL = "disk_full"  # the run's disk filled up mid-sample: redone on resume
+    RUN = "run"  # anything else that went wrong while answering the sample
+
+    @classmethod
+    def _missing_(cls, value: object) -> ErrorKind | None:
+        """A kind this list does not know (a third-party backend's own) stays itself: fatal, without a hint."""
+        if not isinstance(value, str) or not value:
+            return None
+        member = str.__new__(cls, value)
+        member._name_, member._value_ = value.upper(), value
+        return member
+
+    @property
+    def action(self) -> Action:
+        return _ACTIONS.get(self, Action.FATAL)
+
+    @property
+    def hint(self) -> str:
+        """What the user can do about it ('' when nothing useful can be said)."""
+        return _HINTS.get(self, "")
+
+    @property
+    def fallback_helps(self) -> bool:
+        """Whether another model may answer where this one failed (the hint then suggests --fallback-model)."""
+        return self in (ErrorKind.QUOTA, ErrorKind.CREDIT, ErrorKind.RATE_LIMIT, ErrorKind.OVERLOADED,
+                        ErrorKind.SERVER)
+
+    @property
+    def redone_on_resume(self) -> bool:
+        """Whether a rerun of the same command answers the sample again without being asked (--retry-errors)."""
+        return self is ErrorKind.DISK_FULL
+
+    @property
+    def stops_run(self) -> bool:
+        """Whether every later sample would fail alike: the first samples of a run failing so stop it."""
+        return self in (ErrorKind.AUTH, ErrorKind.PERMISSION, ErrorKind.NOT_FOUND, ErrorKind.CONNECTION,
+                        ErrorKind.QUOTA, ErrorKind.CREDIT)
+
+
+_ACTIONS = {
+    ErrorKind.RATE_LIMIT: Action.RETRY, ErrorKind.OVERLOADED: Action.RETRY, ErrorKind.SERVER: Action.RETRY,
+    ErrorKind.TIMEOUT: Action.RETRY, ErrorKind.TOOL_INFRASTRUCTURE: Action.RETRY,
+    ErrorKind.QUOTA: Action.SWITCH, ErrorKind.CREDIT: Action.SWITCH,
+}
+
+_HINTS = {
+    ErrorKind.AUTH: "check the API key (the vendor's variable or --api-key-env)",
+    ErrorKind.PERMISSION: "the key may not use this model or region; check the account's access",
+    ErrorKind.NOT_FOUND: "check --model and --base-url (the URL path)",
+    ErrorKind.CONNECTION: "nothing answers there; check --base-url and that the server is running",
+    ErrorKind.QUOTA: "a daily or monthly cap is used up; wait for it to reset",
+    ErrorKind.CREDIT: "the account is out of credit or at its spend limit; add credit",
+    ErrorKind.RATE_LIMIT: "lower --concurrency or set --rate-limit",
+    ErrorKind.OVERLOADED: "the vendor is overloaded; rerun later with --retry-errors",
+    ErrorKind.SERVER: "the vendor failed; rerun later with --retry-errors",
+    ErrorKind.TIMEOUT: "the request timed out; rerun later with --retry-errors",
+    ErrorKind.TRUNCATED: "the answer did not fit the output limit; lower --thinking or ask for a shorter answer",
+    ErrorKind.TOOL_INFRASTRUCTURE: "the tool server lost the session or its registry; check the server (and its "
+                                   "Redis), then rerun with --retry-errors",
+    ErrorKind.DISK_FULL: "free disk space, then rerun the same command: these samples are answered again",
+    ErrorKind.REPLY_TOO_LONG: "the model wrote more than a reply may hold (trompe_agents.replies.MAX_REPLY_CHARS); "
+                              "ask for a shorter answer or lower --thinking",
+}
+
+
+def failure_kind(exc: BaseException) -> ErrorKind:
+    """The kind a failure is recorded under: disk_full (redone on resume), the error's own kind, or run."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ErrorKind.DISK_FULL
+    kind = getattr(exc, "kind", None)
+    return ErrorKind(kind) if isinstance(kind, str) and kind else ErrorKind.RUN

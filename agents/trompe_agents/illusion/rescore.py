@@ -1,0 +1,92 @@
+"""`illusion-agent score RUN`: a finished run re-scored by a named harness's scorer, with no new model calls.
+
+The numbers come from results.jsonl alone (datasets/scorers.py reads each record's reply or answer), so one run
+gives the official, lmms-eval and VLMEvalKit figures side by side; `--json` writes them machine-readable next to
+the HTML report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..backends.base import Backend, BackendError, BackendOptions
+from ..datasets.blink_judge import judge_unread
+from ..datasets.metrics import benchmark_metrics, summary_line
+from ..datasets.scorers import OFFICIAL, decided_by, reply, scorer_names, scorers_for
+from ..plugins import create_backend
+from ..statefiles import write_json_atomic
+from .stats import wilson
+
+NONE = "(Z)"  # the judge's "no option": read by no rule, so the item is wrong
+
+
+def add_score_parser(subs: argparse._SubParsersAction) -> None:
+    score = subs.add_parser("score", help="re-score a finished run with a named harness's scorer (no new calls)")
+    score.add_argument("run_dir", type=Path)
+    score.add_argument("--scorer", choices=scorer_names(), default=OFFICIAL,
+                       help="official (the benchmark's own, default), lmms-eval or vlmevalkit (docs/datasets.md)")
+    score.add_argument("--json", nargs="?", const=True, type=Path, metavar="FILE",
+                       help="also write the figures as JSON (default FILE: RUN_DIR/report/score_<scorer>.json)")
+    score.add_argument("--judge-backend", metavar="NAME",
+                       help="BLINK official only: ask this backend which option a reply selects where the "
+                            "deterministic matcher reads none, as the official pipeline asks gpt-3.5-turbo")
+    score.add_argument("--judge-model", metavar="MODEL", help="the judge's model (with --judge-backend)")
+
+
+def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = None) -> dict[str, Any]:
+    """The run's figures under `scorer`: headline metric, per-group accuracy with 95% Wilson intervals, counts;
+    with a judge (BLINK official), the replies no rule reads are matched by it, and say so in `decided_by`."""
+    from .runner import read_meta, read_results  # the run machinery only when a run is scored
+
+    run_dir = Path(run_dir)
+    records = list(read_results(run_dir).values())
+    if not records:
+        raise ValueError(f"score: {run_dir} holds no results.jsonl records (is it a run folder?)")
+    fmt = read_meta(run_dir).get("format")
+    judged: dict[str, str | None] = {}
+    if judge is not None:
+        if (fmt, scorer) != ("blink", OFFICIAL):
+            raise ValueError(f"--judge-backend: only BLINK's official scorer has a model matcher, not {fmt} {scorer}")
+        judged = asyncio.run(judge_unread(judge, records, lambda r: reply(r, fmt)))
+        records = [{**r, "reply": judged[r["id"]] or NONE} if r["id"] in judged else r for r in records]
+    metrics = benchmark_metrics(fmt, records, scorer)
+    groups = []
+    for name, accuracy, samples in metrics.groups:
+        right = round(accuracy * samples)
+        groups.append({"name": name, "accuracy": accuracy, "samples": samples, "right": right,
+                       "ci95": list(wilson(right, samples))})
+    decided = {**decided_by(fmt, records, scorer), **{i: f"judge {judge.model}" for i in judged}}
+    return {"run": str(run_dir), "format": fmt, "scorer": metrics.scorer, "rule": metrics.rule,
+            "metric": metrics.headline, "groups": groups,
+            "decided_by": {"counts": dict(Counter(decided.values()).most_common()), "items": decided},
+            "counts": {"records": len(records), "scored": metrics.scored, "failed": metrics.failed,
+                       "unlabelled": metrics.unscored},
+            "scorers": scorers_for(fmt), "summary": summary_line(metrics)}
+
+
+def judge_backend(args: argparse.Namespace) -> Backend | None:
+    """The --judge-backend, or None; a backend that cannot be made is a clear error naming the option."""
+    if args.judge_backend is None:
+        if args.judge_model:
+            raise ValueError("--judge-model needs --judge-backend")
+        return None
+    try:
+        return create_backend(args.judge_backend, BackendOptions(model=args.judge_model, extra={"temperature": 0}))
+    except BackendError as exc:
+        raise ValueError(f"--judge-backend: {' '.join(str(exc).split())}") from None
+
+
+def score_command(args: argparse.Namespace) -> int:
+    """Print the run's summary under the scorer; with --json, write the figures too."""
+    figures = score_run(args.run_dir, args.scorer, judge_backend(args))
+    print(figures["summary"])
+    if args.json:
+        path = args.run_dir / "report" / f"score_{figures['scorer']}.json" if args.json is True else args.json
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, figures)
+        print(f"json: {path}")
+    return 0

@@ -1,0 +1,118 @@
+"""`compare` as a researcher reads it: samples pair on id and content, an exact McNemar test on the flips, paired
+differences with intervals, a per-category chart, links from each flip to both runs' pages, and --json."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trompe_agents.illusion.cli import main
+from trompe_agents.illusion.compare import compare_runs
+from trompe_agents.illusion.stats import mcnemar_exact, paired_difference
+from trompe_agents.probes import generate
+
+pytestmark = pytest.mark.usefixtures("scripted_on_path")
+
+
+def run(dataset: Path, out: Path, model: str, *extra: str) -> None:
+    assert main(["run", "--dataset", str(dataset), "--out", str(out), "--backend", "function", "--model",
+                 f"scripted:{model}", "--no-progress", "--router", "regex", *extra]) == 0
+
+
+def test_a_tools_ablation_prints_mcnemar_and_links_every_flip_to_both_runs(probe_dir, probes, tmp_path, capsys):
+    tools, none = tmp_path / "tools", tmp_path / "none"
+    run(probe_dir, tools, "line_then_yes")
+    run(probe_dir, none, "answers_by_offer", "--no-tools")  # answers no without tools: every sample flips
+    assert main(["report", str(tools)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tools), str(none)]) == 0
+    text = capsys.readouterr().out
+    yes = sum(s.answer == "yes" for s in probes)
+    no = len(probes) - yes
+    p = mcnemar_exact(yes, no)  # right with tools only on yes-probes, without tools only on no-probes
+    assert (f"exact McNemar test over 8 samples answered in both: right in A only {yes}, in B only {no}, "
+            f"p = {p:.4g}") in text
+    assert "the runs differ in: " in text and "no_tools (false -> true)" in text
+    page = (none / "report" / "compare.html").read_text()
+    flips = re.findall(r"<tr data-id='([^']+)'><td>[^<]+</td><td><a href='([^']+)'>[^<]+</a></td>"
+                       r"<td><a href='([^']+)'>", page)
+    assert sorted(f[0] for f in flips) == sorted(s.id for s in probes)
+    html = none / "report" / "compare.html"
+    for _, a_link, b_link in flips:
+        assert (html.parent / a_link).resolve().is_file() and (html.parent / b_link).resolve().is_file()
+        assert a_link.endswith(".html")  # A has a report: its sample page
+        assert b_link.endswith("trace.jsonl")  # B has none: its trace
+    bars = re.findall(r"<rect class='bar' data-run='([ab])' data-label='([^']+)' data-value='([0-9.]+)'", page)
+    assert {label for _, label, _ in bars} == {s.category for s in probes}
+    assert "class='axis-title x-title'" in page and "class='axis-title y-title'" in page
+
+    assert main(["compare", str(tools), str(none), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["mcnemar"] == {"pairs": 8, "a_only": yes, "b_only": no, "p": p}
+    overall = data["groups"][0]
+    assert overall["group"] == "all" and overall["paired"]["b_minus_a"] == pytest.approx((no - yes) / 8)
+    low, high = overall["paired"]["ci95"]
+    assert -1 <= low <= overall["paired"]["b_minus_a"] <= high <= 1
+    assert json.loads(html.with_suffix(".json").read_text())["mcnemar"] == data["mcnemar"]
+
+
+def test_two_probe_seeds_never_pair(tmp_path, capsys):
+    for seed in (0, 1):
+        generate("illusions", families=["ebbinghaus", "hering"], n=4, seed=seed, size=96,
+                 out=tmp_path / f"seed{seed}", progress=False)
+        run(tmp_path / f"seed{seed}", tmp_path / f"run{seed}", "line_then_yes")
+    with pytest.raises(SystemExit, match="share no samples: no sample id is in both; compare runs of the same"):
+        main(["compare", str(tmp_path / "run0"), str(tmp_path / "run1")])
+
+
+def write_run(folder: Path, rows: list[dict]) -> Path:
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"task": 1}))
+    (folder / "results.jsonl").write_text("".join(json.dumps({"position": i, "agent": "main", **r}) + "\n"
+                                                  for i, r in enumerate(rows)))
+    return folder
+
+
+def test_same_ids_with_other_content_are_reported_and_never_paired(tmp_path):
+    rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True}
+            for i in range(4)]
+    a = write_run(tmp_path / "a", rows)
+    b = write_run(tmp_path / "b", [{**r, "content": "other"} if r["id"] in ("s0", "s1") else r for r in rows])
+    comparison = compare_runs(a, b)
+    assert comparison.overall.table == (2, 0, 0, 0)  # only s2, s3 pair
+    assert comparison.mismatched == ["s0", "s1"]
+    assert "not paired: 2 ids hold other images, question, options, answer type or label in the two runs (s0, s1)" in \
+        comparison.text()
+    c = write_run(tmp_path / "c", [{**r, "content": "other"} for r in rows])
+    with pytest.raises(ValueError, match="share no samples: all 4 ids they share hold other images"):
+        compare_runs(a, c)
+
+
+def test_newcombe_interval_matches_the_published_example():
+    # Newcombe (1998), Statistics in Medicine 17:873-890, Table II example (a): 36, 12, 2, 0 -> method 10 gives
+    # 0.0569 to 0.3404 for p1 - p2; here B - A, the same interval negated.
+    diff, low, high = paired_difference(36, 12, 2, 0)
+    assert diff == pytest.approx(-0.2)
+    assert (round(low, 4), round(high, 4)) == (-0.3404, -0.0569)
+
+
+def test_mcnemar_exact_values():
+    assert mcnemar_exact(12, 2) == 212 / 2**14  # 2 * P(X <= 2), X ~ Binomial(14, 1/2)
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(5, 0) == 2 / 32
+    assert 0 < mcnemar_exact(3000, 3300) < 0.01  # thousands of flips, no underflow
+
+
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(0, 60))
+def test_paired_difference_interval_holds_the_estimate_within_bounds(both, a_only, b_only, neither):
+    if both + a_only + b_only + neither == 0:
+        return
+    diff, low, high = paired_difference(both, a_only, b_only, neither)
+    assert -1 <= low <= diff + 1e-12 and diff - 1e-12 <= high <= 1
+    assert math.isclose(diff, (b_only - a_only) / (both + a_only + b_only + neither), abs_tol=1e-12)
+    assert mcnemar_exact(a_only, b_only) == mcnemar_exact(b_only, a_only)

@@ -1,0 +1,55 @@
+"""Tools that work in bands of rows (to bound their memory) give exactly what the whole-image operation gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw, ImageFilter
+from trompe_analysis import channels
+from trompe_analysis.channels import channel_values, gaussian_blur
+from trompe_draw import marks
+from trompe_draw.marks import composite
+
+sizes = st.tuples(st.integers(1, 60), st.integers(1, 300))
+modes = st.sampled_from(["RGB", "RGBA"])
+
+
+def noise(size: tuple[int, int], mode: str, seed: int) -> Image.Image:
+    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], len(mode)), dtype=np.uint8)
+    return Image.fromarray(pixels, mode)
+
+
+@pytest.fixture(autouse=True)
+def small_bands(monkeypatch):
+    """Bands of 1,000 pixels, so small images are cut into many bands, as 50 MP images are."""
+    monkeypatch.setattr(channels, "LUMA_BLOCK", 1000)
+    monkeypatch.setattr(marks, "LUMA_BLOCK", 1000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=sizes, mode=modes, seed=st.integers(0, 2**32 - 1),
+       radius=st.sampled_from([0.5, 0.7, 1, 2.3, 8, 13.6, 40, 200]))
+def test_a_banded_blur_is_pillows_blur(size, mode, seed, radius):
+    im = noise(size, mode, seed)
+    soft = ImageFilter.GaussianBlur(radius)
+    whole = im.convert("RGBa").filter(soft).convert("RGBA") if mode == "RGBA" else im.filter(soft)
+    assert gaussian_blur(im, radius).tobytes() == whole.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=sizes, mode=modes, seed=st.integers(0, 2**32 - 1), channel=st.sampled_from(list("RGBHSVL")))
+def test_banded_channel_values_are_the_whole_array_values(size, mode, seed, channel):
+    im = noise(size, mode, seed)
+    assert np.array_equal(channel_values(im, channel), channel_values(np.asarray(im)[..., :3], channel))
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=sizes, mode=modes, seed=st.integers(0, 2**32 - 1), alpha=st.integers(1, 255))
+def test_a_banded_composite_is_the_whole_alpha_composite(size, mode, seed, alpha):
+    im = noise(size, mode, seed)
+    layer = Image.new("RGBA", im.size, (0, 0, 0, 0))
+    ImageDraw.Draw(layer).line([(0, 0), im.size], fill=(255, 0, 0, alpha), width=3)
+    whole = Image.alpha_composite(im.convert("RGBA"), layer).convert(mode)
+    assert composite(im.copy(), layer, "image").tobytes() == whole.tobytes()
