@@ -6,7 +6,8 @@ crop/draw calls on a 512x512 image; with two replicas, client i opens its sessio
 its calls on the other, so every call also exercises the shared registry. Same machine, 2 cores: the load
 generator competes with the servers for CPU, so the ratio is a lower bound for separate machines. Beside
 calls/s, the CPU time of the processes this bench started (itself, Redis, the replicas: bench/proctree.py,
-not the other jobs on the machine) gives calls per CPU-second.
+not the other jobs on the machine) gives calls per CPU-second. The time each session operation takes inside
+Redis with 10k to 1M sessions registered is bench/redis_sessions.py's.
 
     python bench/registry_replicas.py [--clients 8] [--calls 20] [--repeat 3]
 """

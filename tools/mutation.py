@@ -53,7 +53,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
               "tests/illusion/test_run.py::test_concurrency_bounds_samples_in_flight",
               "tests/illusion/test_run.py::test_rate_limit_spaces_request_starts_evenly"]),
     "metrics": (["trompe_agents/datasets/metrics.py", "trompe_agents/records.py"],
-                ["tests/datasets/test_metrics.py", "tests/agents/test_sample_records.py", "tests/illusion/test_stats.py"]),
+                ["tests/datasets/test_metrics.py", "tests/agents/test_sample_records.py",
+                 "tests/illusion/test_stats.py"]),
     "nuct": (["trompe_agents/sevex/nuct.py"],
              ["tests/sevex/test_nuct.py", "tests/sevex/test_strategies.py", "tests/sevex/test_records.py"]),
 }

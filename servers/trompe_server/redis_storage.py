@@ -204,8 +204,13 @@ class RedisStorage:
             data = self.client.get(f"{self.prefix}:px:{digest}")
             if data is None:
                 raise Refused("session")
-            cached = (record.mode, (record.width, record.height), unpacked(digest, record.height, data))
+            try:
+                cached = (record.mode, (record.width, record.height), unpacked(digest, record.height, data))
+                image = Image.frombytes(*cached)
+            except (ValueError, TypeError, OSError, zlib_ng.error) as exc:
+                raise self._damaged(image_id, exc) from None
             self.cache.put(digest, *cached)
+            return image
         return Image.frombytes(*cached)
 
     @reported
@@ -236,11 +241,22 @@ class RedisStorage:
         self.cache.put(digest, im.mode, im.size, raw)
         return dataclasses.replace(record, id=value.decode())
 
-    @staticmethod
-    def _decode(image_id: str, raw: bytes) -> tuple[ImageRecord, str]:
-        data = json.loads(raw)
-        digest = data.pop("digest")
-        return ImageRecord.from_dict(data | {"id": image_id}), digest
+    def _decode(self, image_id: str, raw: bytes) -> tuple[ImageRecord, str]:
+        """A stored record; one that is not what this server writes (another program wrote to the keys) is a
+        clear error for this call, never a traceback."""
+        try:
+            data = json.loads(raw)
+            digest = data.pop("digest")
+            if not isinstance(digest, str):
+                raise TypeError(f"digest is {type(digest).__name__}")
+            return ImageRecord.from_dict(data | {"id": image_id}), digest
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            raise self._damaged(image_id, exc) from None
+
+    def _damaged(self, image_id: str, exc: Exception) -> RegistryUnavailable:
+        return RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) holds a damaged entry "
+                                   f"for image {image_id[:64]!r} ({type(exc).__name__}: {str(exc)[:120]}); "
+                                   "only trompe-server should write under its key prefix")
 
     def set_ram_budget(self, budget: int) -> None:
         """Keep fewer cached pixels while tool calls have work in flight (they share the memory budget)."""

@@ -6,7 +6,6 @@ entry_points.txt, https://packaging.python.org/en/latest/specifications/entry-po
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,19 +32,6 @@ def install(site: Path, distribution: str, entry_point: str, registers: str) -> 
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1.0\n")
     (info / "entry_points.txt").write_text(f"[trompe.backends]\n{entry_point} = {module}\n")
-
-
-@pytest.fixture
-def fresh_plugins(monkeypatch, tmp_path):
-    """A plugin manager that sees the distributions installed in the returned site folder, and none after."""
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
-    plugins.plugin_manager.cache_clear()
-    yield site
-    plugins.plugin_manager.cache_clear()
-    for name in [name for name, module in sys.modules.items() if str(site) in str(getattr(module, "__file__", ""))]:
-        del sys.modules[name]  # the next test installs other plugins under the same module names
 
 
 def test_a_third_party_backend_taking_a_built_in_name_is_refused_naming_both(fresh_plugins):

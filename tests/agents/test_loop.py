@@ -11,25 +11,12 @@ from PIL import Image
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import ToolCall
-from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
+from trompe_agents.toolclient import ToolInfrastructureError
 from trompe_agents.trace import Trace, read_events
 
 SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"],
           "additionalProperties": False}
 BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{200,}")
-
-
-@pytest.fixture
-def question_png(tmp_path):
-    path = tmp_path / "q.png"
-    gradient(64, 48).save(path)
-    return path
-
-
-@pytest.fixture
-async def tools():
-    async with ToolClient.in_process() as client:
-        yield client
 
 
 def scripted(*steps):

@@ -4,31 +4,15 @@ loops: the function backend and the in-process server through the MCP client."""
 
 from __future__ import annotations
 
-import pytest
 from alarmkit import alarm
-from imagekit import gradient
 
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.illusion.agent import AgentConfig, IllusionAgent
 from trompe_agents.loop import MAX_TOOL_CALLS, run_agent
 from trompe_agents.replies import MAX_REPLY_CHARS, REPLY_TOO_LONG
-from trompe_agents.toolclient import ToolClient
 
 SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"],
           "additionalProperties": False}
-
-
-@pytest.fixture
-def question_png(tmp_path):
-    path = tmp_path / "q.png"
-    gradient(64, 48).save(path)
-    return path
-
-
-@pytest.fixture
-async def tools():
-    async with ToolClient.in_process() as client:
-        yield client
 
 
 async def ask(tools, decide, question_png):

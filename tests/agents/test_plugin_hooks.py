@@ -8,7 +8,6 @@ entry_points.txt, https://packaging.python.org/en/latest/specifications/entry-po
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,19 +26,6 @@ from trompe_agents.probes.base import Family
 from trompe_agents.sevex import cli as sevex_cli
 from trompe_agents.sevex.isolation import choose, sandbox_names
 from trompe_agents.sevex.isolation.none import NoIsolation
-
-
-@pytest.fixture
-def fresh_plugins(monkeypatch, tmp_path):
-    """A plugin manager that sees the distributions installed in the returned site folder, and none after."""
-    site = tmp_path / "site"
-    site.mkdir()
-    monkeypatch.syspath_prepend(str(site))
-    plugins.plugin_manager.cache_clear()
-    yield site
-    plugins.plugin_manager.cache_clear()
-    for name in [name for name, module in sys.modules.items() if str(site) in str(getattr(module, "__file__", ""))]:
-        del sys.modules[name]
 
 
 def register_in_process(**hooks) -> None:

@@ -52,12 +52,6 @@ def unmarked(value):
     return value
 
 
-@pytest.fixture
-async def tools():
-    async with ToolClient.in_process() as client:
-        yield client
-
-
 async def run_rounds(name: str, tools: ToolClient, tmp_path, monkeypatch, *extra: str) -> FakeVendor:
     """A sample of ROUNDS crop calls and an answer, against the fake, with the command line's options."""
     for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):

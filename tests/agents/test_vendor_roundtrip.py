@@ -17,7 +17,6 @@ from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import Message, TextPart, Usage
 from trompe_agents.testing import FakeVendor, Reply, Tokens, call, final
-from trompe_agents.toolclient import ToolClient
 
 # label -> (backend class, fake vendor kind, model)
 VENDORS = {
@@ -71,12 +70,6 @@ def tool_result_images(label: str, body: dict) -> list[bytes]:
     first_image = next(i for i, p in enumerate(turn["parts"]) if "inlineData" in p)
     assert all("functionResponse" in p for p in turn["parts"][:1]) and first_image > 0
     return inline
-
-
-@pytest.fixture
-async def tools():
-    async with ToolClient.in_process() as client:
-        yield client
 
 
 @pytest.mark.parametrize("label", list(VENDORS))

@@ -31,7 +31,6 @@ from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import Message, TextPart, ToolSchema
 from trompe_agents.testing import FakeVendor, Reply, call, final
-from trompe_agents.toolclient import ToolClient
 from trompe_agents.trace import Trace
 
 CROP = ToolSchema("crop", "Cut out a box.", {"type": "object", "properties": {"image": {"type": "string"}}})
@@ -131,12 +130,6 @@ async def test_a_refused_request_is_a_clear_invalid_request_error():
             with pytest.raises(BackendError, match="invalid_request: 400 .*reasoning_effort to 'none'") as failed:
                 await b.complete(question(), [CROP])
     assert failed.value.kind == "invalid_request"
-
-
-@pytest.fixture
-async def tools():
-    async with ToolClient.in_process() as client:
-        yield client
 
 
 async def test_openai_chat_answers_a_sample_with_tools_on_its_default_model(tools, tmp_path):

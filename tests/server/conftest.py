@@ -12,8 +12,17 @@ from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin, install_distribution
 
 @pytest.fixture(scope="module")
 def redis_server(tmp_path_factory):
-    """One real redis-server for a test module (test_redis_replicas.py starts one per test, to stop it)."""
+    """One real redis-server for a test module (`own_redis` for a test that stops it)."""
     server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own, for tests that stop, kill, pause or fill it."""
+    server = RedisServer(tmp_path)
     server.start()
     yield server
     server.stop()

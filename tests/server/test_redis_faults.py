@@ -24,7 +24,6 @@ from PIL import Image
 
 from faultkit import Balancer, start_replica
 from imagekit import data_url, gradient, png_bytes
-from rediskit import RedisServer
 from serverkit import stop
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
@@ -39,21 +38,13 @@ TOKEN = "shared-by-every-agent"
 
 
 @pytest.fixture
-def redis_server(tmp_path):
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def cluster(redis_server, tmp_path):
+def cluster(own_redis, tmp_path):
     """`cluster(n, *flags)`: n replicas on the Redis behind a balancer (returned); `.procs` are the replicas."""
     procs: list = []
     with Balancer() as balancer:
         def start(n: int, *flags: str, registry: str | None = None) -> Balancer:
             for _ in range(n):
-                proc, url = start_replica(registry or redis_server.url, tmp_path, "--allowed-host", balancer.host,
+                proc, url = start_replica(registry or own_redis.url, tmp_path, "--allowed-host", balancer.host,
                                           *flags)
                 procs.append(proc)
                 balancer.add(url)
@@ -136,19 +127,19 @@ async def test_a_replica_killed_mid_run_costs_nothing(cluster, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["restart", "kill -9"])
-async def test_a_redis_restart_mid_run_ends_as_an_uninterrupted_run(cluster, redis_server, tmp_path, how):
+async def test_a_redis_restart_mid_run_ends_as_an_uninterrupted_run(cluster, own_redis, tmp_path, how):
     balancer = cluster(2)
     samples, out = dataset(tmp_path, 12), tmp_path / "run"
     restarted = threading.Event()
 
     def restart() -> None:
         if how == "restart":
-            redis_server.stop()
+            own_redis.stop()
         else:
-            redis_server.proc.kill()
-            redis_server.proc.wait()
+            own_redis.proc.kill()
+            own_redis.proc.wait()
         time.sleep(0.5)
-        redis_server.start()  # same port, same append-only file
+        own_redis.start()  # same port, same append-only file
         restarted.set()
 
     def on_result(record: dict) -> None:
@@ -190,12 +181,12 @@ def noise(side: int) -> Image.Image:
     return Image.frombytes("RGB", (side, side), os.urandom(side * side * 3))
 
 
-async def test_redis_over_maxmemory_refuses_stores_but_reads_and_closes_work(cluster, redis_server):
+async def test_redis_over_maxmemory_refuses_stores_but_reads_and_closes_work(cluster, own_redis):
     balancer = cluster(1)
     async with Client(streamable_http_client(balancer.url)) as client:
         first = await client.call_tool("open_session", {"source": data_url(noise(256))})
         session = first.structured_content["session"]
-        with redis_server.client() as r:
+        with own_redis.client() as r:
             r.config_set("maxmemory", r.info("memory")["used_memory"] + 64 * 1024)
         sessions, refused = [session], None
         for _ in range(20):
@@ -208,7 +199,7 @@ async def test_redis_over_maxmemory_refuses_stores_but_reads_and_closes_work(clu
         text = refused.content[0].text
         assert "is full (over its maxmemory): new sessions and images are refused" in text
         assert refused.meta[FAILURE_META] == "registry"
-        with redis_server.client() as r:
+        with own_redis.client() as r:
             r.config_set("maxmemory", 1)  # well over it now, whatever a refused write left
             held = r.info("memory")["used_memory"]
         crop = await client.call_tool("crop", {"session": session, "image": "original", "box": [0, 0, 128, 128]})
@@ -222,38 +213,38 @@ async def test_redis_over_maxmemory_refuses_stores_but_reads_and_closes_work(clu
         for opened in sessions:  # closing is how an operator frees memory: it must work now
             closed = await client.call_tool("close_session", {"session": opened})
             assert not closed.is_error, closed.content[0].text
-        with redis_server.client() as r:
+        with own_redis.client() as r:
             assert r.info("memory")["used_memory"] < held - 100_000  # their pixels are gone
             r.config_set("maxmemory", 0)
         again = await client.call_tool("open_session", {"source": data_url(gradient())})
         assert not again.is_error, again.content[0].text
 
 
-async def test_a_hung_redis_fails_a_call_within_the_urls_socket_timeout(cluster, redis_server):
-    balancer = cluster(1, registry=redis_server.url + "?socket_timeout=1")
+async def test_a_hung_redis_fails_a_call_within_the_urls_socket_timeout(cluster, own_redis):
+    balancer = cluster(1, registry=own_redis.url + "?socket_timeout=1")
     async with Client(streamable_http_client(balancer.url)) as client:
         opened = await client.call_tool("open_session", {"source": data_url(gradient())})
         session = opened.structured_content["session"]
-        os.kill(redis_server.proc.pid, signal.SIGSTOP)
+        os.kill(own_redis.proc.pid, signal.SIGSTOP)
         try:
             started = time.monotonic()
             hung = await client.call_tool("list_images", {"session": session})
             waited = time.monotonic() - started
         finally:
-            os.kill(redis_server.proc.pid, signal.SIGCONT)
+            os.kill(own_redis.proc.pid, signal.SIGCONT)
         assert hung.is_error and "is unreachable" in hung.content[0].text and "Timeout" in hung.content[0].text
         assert hung.meta[FAILURE_META] == "registry"
         assert waited < 5, f"a hung Redis held the call {waited:.1f} s with socket_timeout=1"
         assert not (await client.call_tool("list_images", {"session": session})).is_error
 
 
-async def test_a_registry_that_stays_down_fails_the_call_as_infrastructure_after_the_retries(cluster, redis_server):
+async def test_a_registry_that_stays_down_fails_the_call_as_infrastructure_after_the_retries(cluster, own_redis):
     balancer = cluster(1)
     tools = ToolClient.http(balancer.url)
     tools.retry_delay = 0.05
     async with tools:
         info = await tools.open_session({"original": png_bytes(gradient())})
-        redis_server.stop()
+        own_redis.stop()
         with pytest.raises(ToolInfrastructureError, match=r"crop: the tool server .* failed 5 times; last: .*"
                            r"the shared registry \(Redis at redis://127.0.0.1:\d+/0\) is unreachable") as error:
             await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 8, 8]})

@@ -14,27 +14,19 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from imagekit import data_url, gradient, result_image
-from rediskit import RedisServer, start_replica
+from rediskit import start_replica
 from serverkit import SERVER, env_with, free_port, same_pixels, stop
 
 
 @pytest.fixture
-def redis_server(tmp_path):
-    server = RedisServer(tmp_path)
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def replicas(redis_server, tmp_path):
+def replicas(own_redis, tmp_path):
     """Start replicas on demand (with extra flags); all are stopped at the end."""
     procs = []
 
     def start(*flags: str) -> list[str]:
         urls = []
         for _ in range(2):
-            proc, url = start_replica(redis_server.url, tmp_path, *flags)
+            proc, url = start_replica(own_redis.url, tmp_path, *flags)
             procs.append(proc)
             urls.append(url)
         return urls
@@ -108,14 +100,14 @@ async def still_open(clients, sessions) -> list[str]:
     return [s for s, answer in zip(sessions, answers) if not answer.is_error]
 
 
-def holders(redis_server) -> list[int]:
+def holders(own_redis) -> list[int]:
     """How many live sessions each client holds, as Redis records them, fewest first."""
-    with redis_server.client() as db:
+    with own_redis.client() as db:
         assert db.hlen("trompe:owners") == db.zcard("trompe:sessions")  # every live session has its owner
         return sorted(Counter(db.hvals("trompe:owners")).values())
 
 
-async def test_a_clients_quota_is_one_across_replicas(replicas, redis_server):
+async def test_a_clients_quota_is_one_across_replicas(replicas, own_redis):
     a_url, b_url = replicas("--max-sessions-per-client", "3")
     async with connect(a_url, "alice") as on_a, connect(b_url, "alice") as on_b, connect(b_url, "bob") as bob:
         bobs = [await open_with(bob) for _ in range(2)]
@@ -126,16 +118,16 @@ async def test_a_clients_quota_is_one_across_replicas(replicas, redis_server):
             assert await still_open([client], [first, second, third, fourth]) == [first, third, fourth]
         assert await image_ids(on_a, first) == ["original", "img_001"]
         assert await still_open([bob], bobs) == bobs  # another client is unaffected
-        assert holders(redis_server) == [2, 3]
+        assert holders(own_redis) == [2, 3]
 
 
-async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(replicas, redis_server):
+async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(replicas, own_redis):
     quota = 3
     a_url, b_url = replicas("--max-sessions-per-client", str(quota))
     finished, counts = threading.Event(), []
 
     def watch() -> None:  # live sessions as Redis holds them, read over and over while the opens run
-        with redis_server.client() as db:
+        with own_redis.client() as db:
             while True:
                 counts.append(db.zcard("trompe:sessions"))
                 if finished.is_set():
@@ -158,7 +150,7 @@ async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(rep
             assert "the new session was evicted before its first image was stored" in refused
         assert len(await still_open([on_a, on_b], opened)) == quota
         assert await still_open([bob], [bobs]) == [bobs]
-        assert holders(redis_server) == [1, quota]
+        assert holders(own_redis) == [1, quota]
 
 
 async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):
@@ -189,16 +181,16 @@ async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):
             assert same_pixels(result_image(view), pixels)
 
 
-async def test_redis_restart_keeps_sessions_and_an_outage_is_a_clear_error(replicas, redis_server):
+async def test_redis_restart_keeps_sessions_and_an_outage_is_a_clear_error(replicas, own_redis):
     a_url, b_url = replicas()
     async with connect(a_url) as a, connect(b_url) as b:
         session = await open_with(a)
         assert not (await crop(a, session, 0)).is_error
-        redis_server.stop()
+        own_redis.stop()
         down = await crop(b, session, 1)
         assert down.is_error and "the shared registry (Redis at redis://127.0.0.1" in down.content[0].text
         assert "is unreachable" in down.content[0].text
-        redis_server.start()  # same port and append-only file
+        own_redis.start()  # same port and append-only file
         assert not (await crop(b, session, 2)).is_error
         assert await image_ids(a, session) == ["original", "img_001", "img_002"]
 

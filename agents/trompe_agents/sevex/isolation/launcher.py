@@ -37,9 +37,12 @@ def check(result: int, what: str) -> None:
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else os.fsencode(text)
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encode = (lambda text: None if text is None else os.fsencode(text))
-    check(libc.mount(encode(source), encode(target), encode(fstype), ctypes.c_ulong(flags), encode(data)),
+    check(libc.mount(_bytes(source), _bytes(target), _bytes(fstype), ctypes.c_ulong(flags), _bytes(data)),
           f"mount {target}")
 
 

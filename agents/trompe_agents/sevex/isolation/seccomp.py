@@ -1,10 +1,10 @@
 """A seccomp filter for the sandboxed program: no new processes or threads, no namespaces, mounts, ptrace,
 bpf, keyrings, io_uring or module loading, and no memory outside its rlimits (memfds and SysV shared memory,
-message queues and semaphores are not counted by RLIMIT_AS, and a SysV segment outlives its detach). A denied call kills the process (SIGSYS), which the parent reports
-as "forbidden": a signal from the kernel, which the program cannot forge or catch.
+message queues and semaphores are not counted by RLIMIT_AS, and a SysV segment outlives its detach). A denied
+call kills the process (SIGSYS), which the parent reports as "forbidden".
 
-Blocking process creation is what bounds fork bombs when SEVEX runs as root: the kernel never applies
-RLIMIT_NPROC to uid 0, and a user namespace created by root maps the sandbox's user back to uid 0.
+Blocking process creation bounds fork bombs whoever runs SEVEX: RLIMIT_NPROC counts per host user, and the
+sandbox's host user (root's launcher drops to `nobody`) may be shared by several sandboxes.
 """
 
 from __future__ import annotations
