@@ -69,11 +69,11 @@ def price_of(model: str, table: dict[str, Price]) -> Price | None:
 
 
 def cost(usage: Usage, model: str, table: dict[str, Price]) -> float | None:
-    """USD for this usage, or None for a model no source prices (warned once, naming --price); reasoning is billed
-    as output."""
+    """USD for this usage, or None for a model no source prices (warned once, naming --price, when it used tokens:
+    a local `function` model uses none); reasoning is billed as output."""
     price = price_of(model, table)
     if price is None:
-        if model not in _WARNED:
+        if model not in _WARNED and any(asdict(usage).values()):
             _WARNED.add(model)
             warnings.warn(f"no price is known for {model}: its cost is reported as unknown; pass "
                           f"--price {model}=IN,OUT[,CACHE_READ[,CACHE_WRITE]] (USD per million tokens)",

@@ -72,6 +72,12 @@ def test_an_unknown_price_says_so_and_how_to_pass_one():
         assert cost(Usage(input_tokens=10), "my-local-vlm", PRICES) is None
 
 
+def test_a_model_that_used_no_tokens_costs_unknown_without_a_warning(recwarn):
+    """A `function` backend (Python playing the model, as in the README's offline run) sends no tokens."""
+    assert cost(Usage(), "mymodel:decide", PRICES) is None
+    assert not [w for w in recwarn if issubclass(w.category, UnknownPriceWarning)]
+
+
 def test_a_user_file_adds_models_and_replaces_single_fields(tmp_path, monkeypatch):
     user = tmp_path / "models.toml"
     user.write_text(USER)

@@ -25,8 +25,8 @@ from .stats import has_answer
 
 # how `runner.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
 # the version when that rule changes (a report's --scorer re-scores from the records and is named in its summary)
-SCORERS = {1: "case-insensitive exact match; labels 1/0 and true/false read as yes/no v1",
-           2: "case-insensitive exact match; parentheses around the label dropped v1"}
+SCORERS = {1: "case-insensitive exact match; labels 1/0 and true/false read as yes/no for yes/no items v2",
+           2: "case-insensitive exact match; parentheses around the label dropped; 1/0 as yes/no for yes/no items v2"}
 ANSWERS = {1: "yes/no", 2: "A-D"}  # the task's form, for items whose own answer type says nothing
 # fields a resume may continue across when named with --allow-change, and why that is harmless
 CHANGEABLE = {

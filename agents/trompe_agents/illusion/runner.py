@@ -100,11 +100,14 @@ def repair_tail(path: Path) -> None:
     cut_torn_tail(path)
 
 
-def is_correct(answer: str | None, label: str | None, task: int) -> bool | None:
-    """None when there is no label; '1'/'0' labels count as yes/no for Task I."""
+def is_correct(answer: str | None, label: str | None, task: int,
+               kind: answer_types.AnswerType | None = None) -> bool | None:
+    """None when there is no label; '1'/'0' labels count as yes/no for a yes/no item (Task I's default form),
+    never for a count or another answer type whose gold is the number 1 or 0."""
     if label is None or answer is None:
         return None
-    norm = {"1": "yes", "0": "no", "true": "yes", "false": "no"} if task == 1 else {}
+    yesno = kind.kind == "yesno" if kind is not None else task == 1
+    norm = {"1": "yes", "0": "no", "true": "yes", "false": "no"} if yesno else {}
     label = str(label).strip().lower().strip("()")
     return str(answer).strip().lower() == norm.get(label, label)
 
@@ -291,7 +294,7 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
                 "error_kind": failure_kind(exc),
                 "seconds": round(time.monotonic() - started, 3), "finished": _now()}
     return {**base, "answer": outcome.answer, "reasons": outcome.reasons, "agent": outcome.agent,
-            "correct": is_correct(outcome.answer, sample.answer, task), "route": outcome.route.category,
+            "correct": is_correct(outcome.answer, sample.answer, task, kind), "route": outcome.route.category,
             "rounds": outcome.rounds, "usage": asdict(outcome.usage),
             "cost": cost(outcome.usage, agent.backend.model, prices),
             "roles": role_costs(outcome.roles, agent.backend.model, prices), "tool_calls": outcome.tool_calls,
