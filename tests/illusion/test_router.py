@@ -227,24 +227,20 @@ def test_plain_worded_existence_questions_are_impossible_figures(question):
     assert route(question, 2).category == "impossible figure", scores(question, 2)[:3]
 
 
-@pytest.mark.parametrize("question", [
-    "Is the person touching the Leaning Tower of Pisa in the image?",
-    "Is the tourist holding up the Leaning Tower of Suurhusen?",
-    "Is the girl pushing the Crooked House with one finger?",
-    "Is the man touching the Tilted Arc in the photo?",
-    "Is the child pinching the top of the Leaning Temple of Huma?",
+@pytest.mark.parametrize(("question", "category"), [
+    # a slant word inside a landmark's name is not a slant question...
+    ("Is the person touching the Leaning Tower of Pisa in the image?", "forced perspective"),
+    ("Is the tourist holding up the Leaning Tower of Suurhusen?", "forced perspective"),
+    ("Is the girl pushing the Crooked House with one finger?", "forced perspective"),
+    ("Is the man touching the Tilted Arc in the photo?", "forced perspective"),
+    ("Is the child pinching the top of the Leaning Temple of Huma?", "forced perspective"),
+    # ...while a real slant question about a named place still is
+    ("Is the Leaning Tower of Pisa in this photo leaning more than usual?", "alignment and slant"),
+    ("Is the wall of the Crooked House tilted to the left?", "alignment and slant"),
+    ("Leaning lines: are the tiles tilted?", "alignment and slant"),
 ])
-def test_a_slant_word_inside_a_landmark_name_is_not_a_slant_question(question):
-    assert route(question, 2).category == "forced perspective", scores(question, 2)[:3]
-
-
-@pytest.mark.parametrize("question", [
-    "Is the Leaning Tower of Pisa in this photo leaning more than usual?",
-    "Is the wall of the Crooked House tilted to the left?",
-    "Leaning lines: are the tiles tilted?",
-])
-def test_a_real_slant_question_about_a_named_place_is_still_slant(question):
-    assert route(question, 2).category == "alignment and slant", scores(question, 2)[:3]
+def test_a_slant_word_counts_only_where_it_describes_the_picture(question, category):
+    assert route(question, 2).category == category, scores(question, 2)[:3]
 
 
 @pytest.mark.parametrize("count", [0, -1, 1.5, "2", True])
