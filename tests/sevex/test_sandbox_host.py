@@ -73,7 +73,7 @@ def uids(pid: int) -> set[int]:
     raise AssertionError(f"no Uid line for {pid}")
 
 
-async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_reach():
+async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_reach(subreaper):
     """Seen from the host while the program waits in a call: every process the sandbox consists of (launcher
     become bubblewrap, its init, the program) runs as an unprivileged host uid, even when we are root."""
     ours = os.getuid()
@@ -84,12 +84,27 @@ async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_rea
         seen_uids.extend(uids(pid) for pid in descendants())
         return "img_001"
 
+    before = zombies()  # earlier tests' orphans, if any
     async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
         result = await box.run(LOOK, "", ["original"], "", API, {"crop": crop, "ask_lvlm": crop})
     assert result.kind == "ok", result
     check_look(json.loads(result.answer), LIMITS)
     assert len(seen_uids) >= 3 and all(found == {expected} for found in seen_uids), seen_uids
     assert survivors() == set()
+    assert zombies() <= before  # the launcher reaped its sandbox: nothing was orphaned to us, not even dead
+
+
+def zombies() -> set[int]:
+    """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
+    found = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    found.add(int(child))
+            except FileNotFoundError:
+                continue
+    return found
 
 
 async def test_memfds_are_refused_and_a_forged_cpu_ending_is_not_a_timeout():

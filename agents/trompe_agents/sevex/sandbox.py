@@ -199,12 +199,14 @@ class Worker:
             return {"ok": False, "error": f"{name}: {exc}"}
 
     def kill(self) -> None:
-        """SIGKILL the sandbox's init (the kernel then kills its whole pid namespace) and the launcher's process
-        group, directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio then
-        logs 'Unknown child process'). Closing the job pipe ends a child that still waits for its job."""
-        targets = [(signal.pidfd_send_signal, self.init)] if self.init is not None else []  # safe from pid reuse
-        if self.process.returncode is None:
-            targets.append((os.killpg, self.process.pid))
+        """SIGKILL the sandbox's init (the kernel then kills its whole pid namespace; the launcher reaps what is
+        left and exits), or while it is not known yet, the launcher's process group, directly: Popen.kill() polls
+        first, which can reap the child behind asyncio's back (asyncio then logs 'Unknown child process').
+        Closing the job pipe ends a child that still waits for its job."""
+        if self.init is not None:
+            targets = [(signal.pidfd_send_signal, self.init)]  # safe from pid reuse
+        else:
+            targets = [(os.killpg, self.process.pid)] if self.process.returncode is None else []
         for kill, pid in targets:
             try:
                 kill(pid, signal.SIGKILL)
