@@ -32,14 +32,27 @@ def descendants(pid: int | None = None) -> set[int]:
             except FileNotFoundError:
                 continue
             for child in children:
-                try:
-                    state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
-                except FileNotFoundError:
+                state = _state(child)
+                if state is None:
                     continue
                 if state != "Z":
                     found.add(child)
                 todo.append(child)
     return found
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter from /proc (Z: dead, not yet reaped); None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+def zombies() -> set[int]:
+    """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
+    return {int(child) for task in Path(f"/proc/{os.getpid()}/task").iterdir()
+            for child in (task / "children").read_text().split() if _state(int(child)) == "Z"}
 
 
 def survivors(timeout: float = 15.0) -> set[int]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from attack_programs import UNGUARD, main
-from sandbox_support import descendants, require_os_sandbox, survivors
+from sandbox_support import descendants, require_os_sandbox, survivors, zombies
 
 from trompe_agents.sevex import sandbox_frames
 from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
@@ -93,18 +93,6 @@ async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_rea
     assert survivors() == set()
     assert zombies() <= before  # the launcher reaped its sandbox: nothing was orphaned to us, not even dead
 
-
-def zombies() -> set[int]:
-    """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
-    found = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                    found.add(int(child))
-            except FileNotFoundError:
-                continue
-    return found
 
 
 async def test_memfds_are_refused_and_a_forged_cpu_ending_is_not_a_timeout():
