@@ -94,7 +94,6 @@ async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_rea
     assert zombies() <= before  # the launcher reaped its sandbox: nothing was orphaned to us, not even dead
 
 
-
 async def test_memfds_are_refused_and_a_forged_cpu_ending_is_not_a_timeout():
     async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
         memfd = await box.run(MEMFD, "", [], "", API, {})
