@@ -35,7 +35,8 @@ from trompe_agents.datasets import load_dataset
 from trompe_agents.executors import create_executor
 from trompe_agents.illusion.job import WorkerSpec
 from trompe_agents.illusion.cli import quiet_http_logs
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.probes import generate
 from trompe_agents.toolclient import ToolClient
 from trompe_server.app import ServerConfig

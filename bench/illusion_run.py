@@ -29,7 +29,8 @@ from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets import load_dataset
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.cli import quiet_http_logs
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.plugins import create_backend
 from trompe_agents.probes import generate
 from trompe_agents.testing import FakeVendor, call, final, tool_results

@@ -6,7 +6,8 @@ stdio and over HTTP (real `trompe-server` processes) and return pixels; the peer
 ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and write a PNG file, returning
 its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
 stdio beside the current one. With --line-client every stdio server is also called through a plain JSON-RPC
-client with linear buffering (lineclient.py says why). Calls go round-robin after one warm-up round, so load
+client with linear buffering (lineclient.py says why), with --trompe-client through trompe's own (the official
+client over trompe_agents.stdio_lines). Calls go round-robin after one warm-up round, so load
 hits every column alike. With --cpu the tables are CPU time per call instead of wall time (what to trust on a
 shared box): this process's (client, and the whole in-memory column) plus the server process's, read from
 /proc; a second table gives the servers' own CPU and minor page faults per call.
@@ -47,6 +48,7 @@ from proctree import descendants
 from pydantic import TypeAdapter
 from sample_images import photo
 from tqdm import tqdm
+from trompe_agents.stdio_lines import linear_stdio_client
 
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.limits import GiB, MiB, Limits
@@ -98,13 +100,17 @@ def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tu
 
 
 class DirectContext:
-    """What a tool sees, minus the registry: the image is in a dict and copied on read, as Pillow code would."""
+    """What a tool sees, minus the registry: the image is in a dict, copied to draw on and read as it is (crop),
+    as Pillow code would."""
 
     def __init__(self, images: dict[str, Image.Image], limits: Limits):
         self.images, self.limits, self.parents = images, limits, []
 
     def image(self, image_id: str, argument: str = "image") -> Image.Image:
         return self.images[image_id].copy()
+
+    def view(self, image_id: str, argument: str = "image") -> Image.Image:
+        return self.images[image_id]
 
     def size(self, image_id: str, argument: str = "image") -> tuple[int, int]:
         return self.images[image_id].size
@@ -119,34 +125,43 @@ def raw_floor(fn: Callable, images: dict[str, Image.Image], arguments: dict[str,
         out.image.save(io.BytesIO(), format="PNG", compress_level=1)
 
 
-def server_usage(pid: int | None) -> tuple[float, int]:
-    """CPU seconds and minor page faults of a server process so far; zeros for none.
+def server_usage(pid: int | None) -> tuple[dict[str, int], int]:
+    """Nanoseconds each live thread of a server process has run so far, and its minor page faults; empty for none.
 
-    CPU is the sum of its threads' run time in /proc/<pid>/task/*/schedstat (nanoseconds; /proc/<pid>/stat
-    counts in 10 ms ticks, coarser than a 1024x1024 call).
+    CPU is per thread, from /proc/<pid>/task/*/schedstat (nanoseconds; /proc/<pid>/stat counts in 10 ms ticks,
+    coarser than a 1024x1024 call), so a call is charged only what its threads ran during it (`ran_between`).
     """
     if pid is None:
-        return 0.0, 0
-    ran = 0
+        return {}, 0
+    ran = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that has just ended
-            ran += int((task / "schedstat").read_text().split()[0])
+            ran[task.name] = int((task / "schedstat").read_text().split()[0])
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return ran / 1e9, int(fields[7])
+    return ran, int(fields[7])
+
+
+def ran_between(before: dict[str, int], after: dict[str, int]) -> float:
+    """CPU seconds the threads alive at the end ran since `before` (new ones: all of it).
+
+    A thread gone by the end is counted as having done nothing meanwhile: anyio stops a worker thread idle for
+    over 10 s when the next call starts, and subtracting its whole past (what a sum over live threads did) made
+    48 MP calls, whose rounds take longer than that, read a few ms."""
+    return sum(ns - before.get(tid, 0) for tid, ns in after.items()) / 1e9
 
 
 async def timed(call, pid: int | None = None) -> dict[str, float]:
     """One call (sync or async): its wall seconds, CPU seconds of this process and of the server `pid`, and
     the server's minor page faults."""
-    start, cpu, (served, faults) = time.perf_counter(), time.process_time(), server_usage(pid)
+    start, cpu, (threads, faults) = time.perf_counter(), time.process_time(), server_usage(pid)
     result = call()
     if hasattr(result, "__await__"):
         result = await result
         assert not result.is_error, result.content
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    served_after, faults_after = server_usage(pid)
-    return {"wall": wall, "cpu": cpu + served_after - served, "server": served_after - served,
-            "faults": faults_after - faults}
+    threads_after, faults_after = server_usage(pid)
+    served = ran_between(threads, threads_after)
+    return {"wall": wall, "cpu": cpu + served, "server": served, "faults": faults_after - faults}
 
 
 def free_port() -> int:
@@ -240,6 +255,8 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             await connect(name, Client(params))
             if args.line_client:
                 await connect(f"{name}, line client", LineClient(params.command, params.args, params.env, params.cwd))
+            if args.trompe_client:
+                await connect(f"{name}, trompe client", Client(linear_stdio_client(params)))
         if "http" not in clients:
             await connect_http()
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
@@ -323,7 +340,7 @@ async def memory_child(path: str, budget: int, versions: int) -> dict[str, Any]:
             assert not result.is_error, result.content[0].text
             image = result.structured_content["image"]
         held = sum(r.width * r.height * len(r.mode) for r in app.registry.records(session))
-        spilled = sum(p.stat().st_size for p in app.registry._pixels._dir.iterdir())
+        spilled = sum(p.stat().st_size for p in app.registry.storage.spill_dir.iterdir())
         in_ram = app.registry.bytes_in_memory
     app.registry.close()
     return {"budget": budget, "versions": versions, "held": held, "in_ram": in_ram, "spilled": spilled,
@@ -357,12 +374,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and one memory budget")
     parser.add_argument("--largest", type=int, default=len(SIZES), metavar="N",
                         help=f"time the first N image sizes only (default all {len(SIZES)}, up to 8000x6000)")
+    parser.add_argument("--sizes", type=lambda text: [tuple(map(int, s.split("x"))) for s in text.split(",")],
+                        metavar="WxH,...", help="only these of the sizes (e.g. 1024x1024,8000x6000)")
+    parser.add_argument("--repeat", type=int, metavar="N", help="N repetitions at every size (default: by size)")
     parser.add_argument("--baseline", type=Path, help="folder with an earlier trompe checkout, served over stdio")
     parser.add_argument("--peer-venv", type=Path, help="venv with imagesorcery-mcp (and the DDP server's needs)")
     parser.add_argument("--ddp-server", type=Path, help="ziplab/DDP's src/mcp_server.py, run with --peer-venv")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
     parser.add_argument("--line-client", action="store_true",
                         help="also call every stdio server through a linear-buffered JSON-RPC client (lineclient.py)")
+    parser.add_argument("--trompe-client", action="store_true",
+                        help="also call every stdio server through trompe's own client (mcp.Client over the "
+                             "linear-time transport of trompe_agents.stdio_lines, as ToolClient.stdio does)")
     parser.add_argument("--tools", type=lambda names: names.split(","), metavar="A,B",
                         help="only these tools (default: the core tools; overlay_grid and sample_color also work)")
     parser.add_argument("--cpu", action="store_true",
@@ -376,7 +399,8 @@ def main() -> None:
         print(json.dumps(anyio.run(memory_child, path, int(budget), int(versions))))
         return
     counts = [5, 3, 2, 1, 1] if args.quick else [11, 7, 5, 3, 1]
-    reps = dict(list(zip(SIZES, counts))[:args.largest])
+    reps = {size: args.repeat or n for size, n in list(zip(SIZES, counts))[:args.largest]
+            if args.sizes is None or size in args.sizes}
     with tempfile.TemporaryDirectory() as tmp:
         rows = anyio.run(tool_table, Path(tmp), args, reps)
     counted = ", ".join(f"{w}x{h}: {n}" for (w, h), n in reps.items())

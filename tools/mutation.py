@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"trompe_server": "servers", "trompe_draw": "plugins", "trompe_analysis": "plugins",
             "trompe_vision": "plugins", "trompe_agents": "agents", "trompe_prompts": "prompts"}
 ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read beside tests/
+
+REDIS_TESTS = ["tests/server/test_redis_expiry.py", "tests/server/test_storage_ids.py",
+               "tests/server/test_redis_bounded.py", "tests/server/test_session_quotas.py",
+               "tests/server/test_registry_races.py", "tests/server/test_redis_damaged.py",
+               "tests/server/test_redis_registry.py", "tests/server/test_redis_scripts.py",
+               "tests/server/test_pixel_cache.py", "tests/server/test_redis_client.py"]
 
 # group: (modules to mutate, relative to the import root; the tests that guard them)
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
@@ -46,9 +53,13 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
               # the SDKs in memory: the loopback files take minutes a mutant
               ["tests/agents/test_retry_policy.py", "tests/agents/test_sample_records.py"]),
     # runs: not test_run.py's SIGKILL test (its subprocess imports the unmutated package) nor its four-vendor run
-    "runs": (["trompe_agents/illusion/runner.py", "trompe_agents/illusion/submit.py",
+    "runs": (["trompe_agents/illusion/runner.py", "trompe_agents/illusion/runoptions.py",
+              "trompe_agents/illusion/results.py", "trompe_agents/illusion/correctness.py",
+              "trompe_agents/illusion/tally.py", "trompe_agents/illusion/runmeta.py",
+              "trompe_agents/illusion/answering.py", "trompe_agents/illusion/submit.py",
               "trompe_agents/backends/ratelimit.py"],
              ["tests/illusion/test_resume.py", "tests/illusion/test_submit.py", "tests/illusion/test_failures.py",
+              "tests/illusion/test_correct.py",
               "tests/illusion/test_run.py::test_per_sample_errors_are_recorded_and_the_run_goes_on",
               "tests/illusion/test_run.py::test_concurrency_bounds_samples_in_flight",
               "tests/illusion/test_run.py::test_rate_limit_spaces_request_starts_evenly"]),
@@ -57,7 +68,72 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/illusion/test_stats.py"]),
     "nuct": (["trompe_agents/sevex/nuct.py"],
              ["tests/sevex/test_nuct.py", "tests/sevex/test_strategies.py", "tests/sevex/test_records.py"]),
+    # http: only the in-process tests (the `trompe-server --http` subprocesses import the unmutated package)
+    "http": (["trompe_server/http.py"],
+             ["tests/server/test_tokenless_http.py::test_only_the_exact_token_passes",
+              "tests/server/test_tokenless_http.py::test_any_other_token_is_refused",
+              "tests/server/test_tokenless_http.py::test_a_client_cut_off_mid_body_is_not_logged_as_a_server_error",
+              "tests/server/test_http_hardening.py::test_running_out_of_descriptors_in_accept_is_one_line_not_a_crash",
+              "tests/server/test_http_hardening.py::test_connections_to_the_listening_socket_send_small_replies_at_once",
+              "tests/server/test_http_guards.py", "tests/server/test_client_key.py"]),
+    "app": (["trompe_server/app.py"],
+            ["tests/server/test_session_tools.py", "tests/server/test_limits.py", "tests/server/test_tool_context.py",
+             "tests/server/test_tool_names.py", "tests/server/test_concurrency.py",
+             "tests/server/test_argument_messages.py", "tests/server/test_redis_damaged.py",
+             "tests/server/test_client_key.py", "tests/server/test_app_replies.py",
+             "tests/server/test_admission.py"]),
+    "storage": (["trompe_server/redis_storage.py"], REDIS_TESTS),
 }
+
+# Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),
+# each applied alone to redis_scripts.py; the storage tests must fail on every one.
+LUA_MUTANTS: list[tuple[str, str, str]] = [
+    ("create: no TTL on the new session's meta", "redis.call('EXPIRE', skey(sid, 'meta'), ttl)\nif opened",
+     "if opened"),
+    ("create: the open's request id never expires", "redis.call('SET', opened, sid, 'EX', ttl)",
+     "redis.call('SET', opened, sid)"),
+    ("create: per-client quota off by one", "redis.call('ZCARD', mine) >= per_client",
+     "redis.call('ZCARD', mine) > per_client"),
+    ("create: max sessions off by one", "redis.call('ZCARD', P .. ':sessions') >= max_sessions",
+     "redis.call('ZCARD', P .. ':sessions') > max_sessions"),
+    ("create: a retried open ignores its request id", "if earlier and live(earlier, idle) then return earlier end",
+     "if false then return earlier end"),
+    ("create: the owner is not recorded", "redis.call('HSET', P .. ':owners', sid, client)\n", ""),
+    ("expire: the order list never expires", "for _, part in ipairs({'meta', 'records', 'order', 'blobs'})",
+     "for _, part in ipairs({'meta', 'records', 'blobs'})"),
+    ("append: the nonce never expires", "redis.call('SET', nonce_key, image_id, 'EX', ttl)",
+     "redis.call('SET', nonce_key, image_id)"),
+    ("append: max images off by one", "if count >= max_images", "if count > max_images"),
+    ("append: session bytes off by one", "if held + nbytes > max_bytes", "if held + nbytes >= max_bytes"),
+    ("append: pixels not refreshed", "extend(px, ttl)\nredis.call('INCR', ref)", "redis.call('INCR', ref)"),
+    ("append: the reference count is not taken", "redis.call('INCR', ref)\n", ""),
+    ("append: the bytes held are not counted", "redis.call('HINCRBY', skey(sid, 'meta'), 'nbytes', nbytes)\n", ""),
+    ("append: the blob set misses the digest", "redis.call('SADD', skey(sid, 'blobs'), digest)\n", ""),
+    ("append: a retried append stores twice", "if earlier then return {'again', earlier} end\n", ""),
+    ("append: an idle session still takes images", "if not live(sid, idle) then return {'session', '0'} end\n", ""),
+    ("append: output ids count from the wrong key", "'counter', 1))", "'nbytes', 1))"),
+    ("drop: pixels freed while still used", "<= 0 then", "<= 1 then"),
+    ("drop: pixels never freed", "redis.call('DEL', P .. ':ref:' .. digest, P .. ':px:' .. digest)",
+     "redis.call('DEL', P .. ':ref:' .. digest)"),
+    ("drop: the order list is left behind", "skey(sid, 'records'), skey(sid, 'order'), skey(sid, 'blobs'))",
+     "skey(sid, 'records'), skey(sid, 'blobs'))"),
+    ("drop: the owner keeps the session", "  disown(sid)\n  return count", "  return count"),
+    ("idle: the window is off (idle sessions live)", "'(' .. (now - idle)", "'(' .. (now - 2 * idle)"),
+    ("idle: live sessions are swept", "return score and tonumber(score) >= now - idle",
+     "return score and tonumber(score) >= now - idle / 8"),
+    ("touch: the last use is not recorded", "used(sid)\nlocal refreshed", "local refreshed"),
+    ("touch: TTLs never refreshed", "if now - refreshed > idle / 4 then refresh(sid, ttl) end", ""),
+    ("refresh: pixel TTLs only shortened", "extend(P .. ':px:' .. digest, ttl)",
+     "redis.call('EXPIRE', P .. ':px:' .. digest, ttl, 'LT')"),
+    ("quota: evicts the newest of the largest holder",
+     "redis.call('ZRANGE', P .. ':c:' .. string.sub(top, 35), 0, 0)[1]",
+     "redis.call('ZRANGE', P .. ':c:' .. string.sub(top, 35), -1, -1)[1]"),
+    ("quota: the standing counts up, not down", "1e12 - held", "held"),
+    ("unused: frees pixels a record uses", "if redis.call('EXISTS', P .. ':ref:' .. digest) == 1 then return 0 end\n",
+     ""),
+]
+
+ALL_GROUPS = [*sorted(GROUPS), "lua"]  # lua: the planted list above, run by run_planted
 
 
 def stage(workdir: Path, modules: list[str], tests: list[str]) -> None:
@@ -112,6 +188,43 @@ def run_group(name: str, children: int, keep: Path | None, show: bool = False) -
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def run_planted(name: str, keep: Path | None, show: bool = False) -> dict[str, object]:
+    """Apply each hand-planted Lua bug alone to a staged copy and run the storage tests; counted as mutmut's."""
+    workdir = (keep / name) if keep else Path(tempfile.mkdtemp(prefix=f"trompe-mutation-{name}-"))
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    try:
+        stage(workdir, [], REDIS_TESTS)
+        scripts = workdir / "src" / "trompe_server" / "redis_scripts.py"
+        original = scripts.read_text(encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(workdir / "src"),
+                                                                         os.environ.get("PYTHONPATH")]))}
+        pytest = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                  *(t for t in REDIS_TESTS if (ROOT / t).exists())]
+        baseline = subprocess.run(pytest, cwd=workdir, env=env, capture_output=True, text=True, check=False)
+        if baseline.returncode != 0:
+            raise SystemExit(f"the storage tests fail without a planted bug:\n{baseline.stdout[-3000:]}")
+        status: dict[str, str] = {}
+        for mutant, text, replacement in LUA_MUTANTS:
+            if original.count(text) != 1:
+                raise SystemExit(f"planted mutant {mutant!r}: its text is in redis_scripts.py "
+                                 f"{original.count(text)} times, not once; update LUA_MUTANTS")
+            scripts.write_text(original.replace(text, replacement), encoding="utf-8")
+            done = subprocess.run(pytest, cwd=workdir, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, check=False)
+            status[mutant] = "survived" if done.returncode == 0 else "killed"
+            print(f"{name}: {mutant}: {status[mutant]}", file=sys.stderr, flush=True)
+        scripts.write_text(original, encoding="utf-8")
+        counts = {state: sum(1 for s in status.values() if s == state) for state in set(status.values())}
+        survivors = sorted(m for m, s in status.items() if s == "survived")
+        diffs = {m: f"- {t}\n+ {r}" for m, t, r in LUA_MUTANTS if m in survivors} if show else {}
+        return {"group": name, "modules": ["trompe_server/redis_scripts.py"], "counts": counts,
+                "survivors": survivors, "diffs": diffs}
+    finally:
+        if keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
 def score(counts: dict[str, int]) -> float:
     """Killed over all judged mutants (a timeout or a crash counts as killed, as mutmut does)."""
     killed = sum(counts.get(k, 0) for k in ("killed", "timeout", "segfault", "suspicious"))
@@ -121,7 +234,7 @@ def score(counts: dict[str, int]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="group to run (default: all)")
+    parser.add_argument("--group", action="append", choices=ALL_GROUPS, help="group to run (default: all)")
     parser.add_argument("--children", type=int, default=2, help="mutants tested in parallel (default 2)")
     parser.add_argument("--keep", type=Path, help="keep each group's work folder under this folder (for browse)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
@@ -129,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.children < 1:
         parser.error(f"argument --children: {args.children} is not allowed; accepted: 1 or more")
-    results = [run_group(name, args.children, args.keep, args.show) for name in (args.group or sorted(GROUPS))]
+    results = [run_planted(name, args.keep, args.show) if name == "lua" else
+               run_group(name, args.children, args.keep, args.show) for name in (args.group or ALL_GROUPS)]
     print(f"{'group':<10} {'mutants':>7} {'killed':>7} {'survived':>8} {'no tests':>8} {'score':>6}")
     for r in results:
         c = r["counts"]

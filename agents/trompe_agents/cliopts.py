@@ -161,7 +161,7 @@ BACKEND = (
     Option("service-tier", dict(choices=SERVICE_TIERS, default="standard",
                                 help="flex: OpenAI's and Gemini's half-price tier, slower and sometimes busy (429, "
                                      "retried); batch: claude's Message Batches, half price, answered within 24 "
-                                     "hours (default standard)")),
+                                     "hours, for requests without tools (--no-tools; default standard)")),
     Option("backend-option", dict(action="append", default=[], type=_option, metavar="KEY=VALUE",
                                   help="backend setting, value read as JSON when it parses (e.g. temperature=null, "
                                        "anthropic_version=2023-06-01, native_final=false); repeatable")),
@@ -196,7 +196,8 @@ EXECUTOR = (
 )
 
 RUN = (
-    Option("concurrency", dict(type=positive_int, default=4, help="samples in flight at once (default 4)")),
+    Option("concurrency", dict(type=positive_int, default=4, help="samples in flight at once in the whole run, "
+                                                                  "shared among --workers (default 4)")),
     Option("limit", dict(type=positive_int, help="only the first N samples")),
     Option("no-progress", dict(action="store_true", help="no progress bar")),
 )

@@ -3,10 +3,11 @@ overridable with `--price`.
 
 Prompt-cache reads and writes are billed at their own rates (Claude's cache write at 1.25x input, OpenAI's 30-minute
 write at 1.25x, reads at a tenth or a twentieth); a vendor that reports no cache tokens is billed at the plain input
-rate. The base (short-prompt) tier is used: usage is summed over a sample's rounds, so a long-prompt surcharge that
-one request would cross cannot be told apart. A run records tokens and cost per role (`role_costs`: the illusion
-agent's router, main and rescue agents; SEVEX's ideator, engineer, analyst and target), and `role_totals` adds them
-up over records for the reports.
+rate. A request whose prompt is over its model's long-context threshold (genai-prices' tier: Claude Sonnet 4.5 over
+200k input tokens, GPT-6.1 over 272k, Haiku 5.5 over 100k) is billed whole at the long-context rate: the backend marks
+each such request in `Usage.long`, so a sample's summed usage still tells them apart. A run records tokens and cost
+per role (`role_costs`: the illusion agent's router, main and rescue agents; SEVEX's ideator, engineer, analyst and
+target), and `role_totals` adds them up over records for the reports.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def price_of(model: str, table: dict[str, Price]) -> Price | None:
 
 def cost(usage: Usage, model: str, table: dict[str, Price]) -> float | None:
     """USD for this usage, or None for a model no source prices (warned once, naming --price, when it used tokens:
-    a local `function` model uses none); reasoning is billed as output."""
+    a local `function` model uses none); reasoning is billed as output, and the requests that crossed the model's
+    long-context threshold (`usage.long`) at its long-context rate."""
     price = price_of(model, table)
     if price is None:
         if model not in _WARNED and any(asdict(usage).values()):
@@ -79,6 +81,13 @@ def cost(usage: Usage, model: str, table: dict[str, Price]) -> float | None:
                           f"--price {model}=IN,OUT[,CACHE_READ[,CACHE_WRITE]] (USD per million tokens)",
                           UnknownPriceWarning, stacklevel=2)
         return None
+    if usage.long is None:
+        return billed(usage, price)
+    return billed(usage, price) - billed(usage.long, price) + billed(usage.long, price.long or price)
+
+
+def billed(usage: Usage, price: Price) -> float:
+    """USD for these tokens at one set of rates (the long-context part of `usage` not told apart)."""
     read = price.cache_read if price.cache_read is not None else price.input
     write = price.cache_write if price.cache_write is not None else price.input
     fresh = usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens

@@ -31,6 +31,12 @@ def register_sandboxes(register):
 
 
 @hookspec
+def register_strategies(register):
+    """Register SEVEX search strategies: call register(name, factory) where factory() returns a
+    `sevex.strategy.Strategy`; users pick it with `sevex explore --strategy NAME`."""
+
+
+@hookspec
 def register_probe_families(register):
     """Register probe families: call register(name, family) with a `probes.Family` (suite, maker, magnitudes)."""
 
@@ -50,4 +56,5 @@ def register_scorers(register):
 @hookspec
 def register_commands(register):
     """Register `trompe` subcommands: call register(name, add) where add(subparsers) adds the subcommand `name`
-    (`subparsers.add_parser(name, ...)`, with `set_defaults(func=...)`: func(args) returns the exit status)."""
+    (`subparsers.add_parser(name, ...)`, with `set_defaults(func=...)`: func(args) returns the exit status, and
+    finds the words typed after `trompe` in `args.argv`)."""

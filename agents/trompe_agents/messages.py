@@ -66,12 +66,19 @@ class Usage:
     cached_tokens: int = 0  # input tokens read from the vendor's prompt cache (part of input_tokens)
     image_tokens: int | None = None
     cache_write_tokens: int = 0  # input tokens written to the prompt cache (Claude; part of input_tokens)
+    # The part of these counts sent in requests over their model's long-context price threshold (billed at its
+    # long-context rate as a whole: costs.py); None where no request crossed one.
+    long: Usage | None = None
+
+    def __post_init__(self):
+        if isinstance(self.long, dict):  # read back from a record
+            self.long = Usage(**self.long)
 
     def __add__(self, other: Usage) -> Usage:
         merged = {}
         for f in fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
-            merged[f.name] = None if a is None and b is None else (a or 0) + (b or 0)
+            merged[f.name] = a if b is None else b if a is None else a + b
         return Usage(**merged)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from typing import Any
 
 from .backends import catalogue
@@ -38,14 +39,15 @@ def price_text(price: Price | None) -> str:
     if price is None:
         return UNKNOWN_PRICE
     cache = "/".join("-" if p is None else f"{p:g}" for p in (price.cache_read, price.cache_write))
-    return f"{price.input:g} / {price.output:g} / {cache}"
+    long = f"; over {price.long_above:,}: {price.long.input:g} / {price.long.output:g}" if price.long else ""
+    return f"{price.input:g} / {price.output:g} / {cache}{long}"
 
 
 def row(info: ModelInfo, tier: str) -> dict[str, Any]:
     price = info.price_for("" if tier == "standard" else tier)
     return {"model": info.id, "vendor": info.vendor, "backends": backends_of(info), "status": info.status,
             "replacement": info.replacement, "thinking": info.thinking, "efforts": list(info.efforts),
-            "price": None if price is None else vars(price), "source": info.source}
+            "price": None if price is None else asdict(price), "source": info.source}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,5 +67,6 @@ def run(args: argparse.Namespace) -> int:
     user = catalogue.user_file()
     print(f"\ncatalogue: {catalogue.models_toml()}" + (f" + {user}" if user else "")
           + f" (add or change models in ${catalogue.USER_FILE_VARIABLE} or ~/.config/trompe/models.toml); "
-            f"prices: genai-prices, {args.service_tier} tier, base (short-prompt) rates")
+            f"prices: genai-prices, {args.service_tier} tier; a request over a long-context threshold is billed "
+            f"whole at the rate after ';'")
     return 0

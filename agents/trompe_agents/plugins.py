@@ -1,6 +1,6 @@
 """Plugins (entry-point group `trompe.backends`) register backends, dataset formats, scorers, probe families,
-sandboxes, executors and `trompe` subcommands through the hooks of hookspecs.py, the built-ins included; a name
-registered twice is refused naming both."""
+sandboxes, SEVEX strategies, executors and `trompe` subcommands through the hooks of hookspecs.py, the built-ins
+included; a name registered twice is refused naming both."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One sample's result as every reader of a run sees it: whether it failed, why, and whether it was right.
 
-A run writes one JSON object per finished sample to results.jsonl (illusion/runner.py). Resume,
+A run writes one JSON object per finished sample to results.jsonl (illusion/answering.py). Resume,
 `--retry-errors`, the progress bar, summaries, metrics, reports, comparisons and submissions read those lines
 through `SampleResult`, so "failed" is decided here and nowhere else. Reading keeps the line as written
 (older runs' lines included): `SampleResult.from_json(line).to_json() == line`.

@@ -62,7 +62,8 @@ def import_log(path: Path | str, out: Path | str) -> Path:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise ValueError(f"import-inspect needs Inspect AI: {INSTALL}") from None
-    from trompe_agents.illusion.runner import META, RESULTS  # here: `trompe --help` stays quick
+    from trompe_agents.illusion.results import RESULTS  # here: `trompe --help` stays quick
+    from trompe_agents.illusion.runmeta import META
     from trompe_agents.statefiles import write_atomic, write_json_atomic
 
     path, out = Path(path), Path(out)

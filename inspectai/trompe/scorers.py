@@ -31,7 +31,7 @@ from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import OFFICIAL, check, scorers_for
 from trompe_agents.final_answer import AnswerError, parse_answer
 from trompe_agents.illusion.agent import answer_schema
-from trompe_agents.illusion.runner import is_correct
+from trompe_agents.illusion.correctness import is_correct
 
 from .names import registered
 from .samples import KEY, RECORD, answer_type, result_record
@@ -54,7 +54,8 @@ def record_of(state: TaskState) -> dict[str, Any]:
     meta = state.metadata[KEY]
     answer, reasons = read_answer(state.output.completion, meta)
     missing = answer is None
-    return result_record(meta, str(state.model), answer, reasons, is_correct(answer, meta["answer"], meta["task"]),
+    right = is_correct(answer, meta["answer"], meta["task"], answer_type(meta))  # the item's type, not the task's
+    return result_record(meta, str(state.model), answer, reasons, right,
                          "inspect", state.output.error or ("no answer in the final text" if missing else None),
                          "no_answer" if missing else None)
 

@@ -14,7 +14,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from trompe_agents.illusion.agent import AgentConfig, IllusionAgent
 from trompe_agents.illusion.pricing import PRICES
 from trompe_agents.illusion.prompts import Prompts, parse_overrides
-from trompe_agents.illusion.runner import answer_one
+from trompe_agents.illusion.answering import answer_one
 from trompe_agents.toolserver import ServerChoice
 
 from .backend import InspectBackend

@@ -65,7 +65,7 @@ def extract_channel(ctx: ToolContext, image: ImageId,
 
     Values are 0..255: white = high. Hue wraps around (0 and 255 are both red).
     """
-    im = ctx.image(image)
+    im = ctx.view(image)
     values = channel_values(im, channel)
     if im.mode != "RGBA":
         im = Image.new("RGB", (0, 0))  # only its mode matters now: free a large input before the result is made
@@ -80,7 +80,7 @@ def blur(ctx: ToolContext, image: ImageId,
                                                     f"0.5 to {MAX_BLUR}")] = 8) -> ToolOutput:
     """Gaussian-blur an image; a large radius hides fine detail and reveals large hidden shapes or words."""
     radius = check_range(radius, 0.5, MAX_BLUR, "radius")
-    return ToolOutput(f"Gaussian blur radius {radius:g} of {image}", gaussian_blur(ctx.image(image), radius))
+    return ToolOutput(f"Gaussian blur radius {radius:g} of {image}", gaussian_blur(ctx.view(image), radius))
 
 
 def gaussian_blur(im: Image.Image, radius: float) -> Image.Image:

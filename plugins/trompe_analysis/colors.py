@@ -99,7 +99,7 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
 
     target = np.array(ink(color)[:3], dtype=np.int16)
     tolerance = int(check_range(tolerance, 0, 255, "tolerance"))
-    im = ctx.image(image)
+    im = ctx.view(image)
     match = np.empty((im.height, im.width), dtype=bool)
     kept = Image.new(im.mode, im.size) if output == "keep" else None
     rows = max(1, LUMA_BLOCK // max(1, im.width))

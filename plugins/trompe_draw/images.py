@@ -13,14 +13,14 @@ from .marks import grey_image, luma
 
 def get_image_size(ctx: ToolContext, image: ImageId) -> ToolOutput:
     """Report an image's width and height in pixels (no new image), to place coordinates correctly."""
-    im = ctx.image(image)
+    im = ctx.view(image)
     return ToolOutput(f"{image}: {im.width}x{im.height} pixels ({im.mode})",
                       data={"width": im.width, "height": im.height, "mode": im.mode})
 
 
 def convert_grayscale(ctx: ToolContext, image: ImageId) -> ToolOutput:
     """Convert to greyscale (ITU-R BT.601 luma), to judge lightness without colour getting in the way."""
-    im = ctx.image(image)
+    im = ctx.view(image)
     values = luma(im)
     if im.mode != "RGBA":
         im = Image.new("RGB", (0, 0))  # only its mode matters now: free a large input before the result is made
@@ -38,9 +38,9 @@ def overlay_images(ctx: ToolContext, base: ImageId, overlay: ImageId, box: Box,
     import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
 
     opacity = check_range(opacity, 0, 1, "opacity")
-    below = ctx.image(base, "base")
+    below = ctx.view(base, "base")
     x0, y0, x1, y1 = check_box(box, below.size)
-    above = ctx.image(overlay, "overlay").convert("RGBA")
+    above = ctx.view(overlay, "overlay").convert("RGBA")
     if above.size != (x1 - x0, y1 - y0):
         above = above.resize((x1 - x0, y1 - y0), Image.Resampling.NEAREST)
     top = np.asarray(above, dtype=np.float64)

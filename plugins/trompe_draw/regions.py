@@ -45,7 +45,7 @@ def crop(ctx: ToolContext, image: ImageId, box: Box,
     size = (round((x1 - x0) * zoom), round((y1 - y0) * zoom))
     most = math.floor(100 * math.sqrt(ctx.limits.max_pixels / ((x1 - x0) * (y1 - y0)))) / 100
     _limit_pixels(ctx, *size, "zoom", f"accepted for this box: zoom 1 to {min(most, MAX_ZOOM):g}")
-    out = ctx.image(image).crop((x0, y0, x1, y1))
+    out = ctx.view(image).crop((x0, y0, x1, y1))  # the box alone is copied
     if zoom != 1:
         out = out.resize(size, Image.Resampling.NEAREST)
     return ToolOutput(f"crop [{x0}, {y0}, {x1}, {y1}] of {image}" + (f", zoom {zoom:g}" if zoom != 1 else ""), out)
@@ -96,7 +96,7 @@ def compare_crops(ctx: ToolContext,
     height = sum(row_h) + GAP * (len(row_h) + 1)
     _limit_pixels(ctx, width, height, "scale", "use a smaller scale or smaller boxes")
 
-    sources = [ctx.image(r.image, f"crops[{i}].image") for i, r in enumerate(crops)]
+    sources = [ctx.view(r.image, f"crops[{i}].image") for i, r in enumerate(crops)]
     mode = "RGBA" if any(s.mode == "RGBA" for s in sources) else "RGB"
     canvas = Image.new(mode, (width, height), BACKGROUND)
     draw = ImageDraw.Draw(canvas)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import threading
 from collections.abc import Callable
 
@@ -115,10 +113,15 @@ def return_freed_pixels_to_the_os() -> None:
     1), whose top is only given back past twice the threshold, reuses its pages instead of faulting fresh
     ones in on every call (a 1 MiB threshold cost ~10,000 faults and 1.6x the CPU per 1024x1024 draw:
     bench/README.md, "Memory admission").
+
+    mallopt is looked up among the symbols already loaded (the interpreter links the C library):
+    ctypes.util.find_library spawned `ldconfig -p` (or a compiler) at every start (bench/README.md, "Server
+    cold start").
     """
-    name = ctypes.util.find_library("c")
-    libc = ctypes.CDLL(name) if name else None
-    if libc is not None and hasattr(libc, "mallopt"):
+    import ctypes  # lazily, like the rest of a start: the stdio server's import time is measured
+
+    libc = ctypes.CDLL(None)
+    if hasattr(libc, "mallopt"):  # glibc; other C libraries keep their own policy
         libc.mallopt(M_ARENA_MAX, 1)
         libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
         libc.mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)

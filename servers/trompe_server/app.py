@@ -118,7 +118,7 @@ class TrompeApp:
         settings = self.config.plugin_settings  # plugins first: a start-up error then leaves no spill folder
         self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
         self.tools = collect_tools(self.pm, self.config.tags, settings)
-        self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits))
+        self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits, self.pm))
         self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__)
         self._add_session_tools()
         for spec in self.tools.values():

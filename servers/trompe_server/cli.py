@@ -15,7 +15,7 @@ from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, TrompeApp, create_app
 from .errors import PluginError
 from .exits import exit_with
-from .limits import Limits, format_limit, parse_limit
+from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
 from .plugins import SERVER_SETTINGS, plugin_listing
 from .storages import parse_registry
 from .version import __version__
@@ -38,8 +38,10 @@ LIMIT_HELP = {
     "read_timeout": "seconds an HTTP request body may stall between chunks",
     "min_body_rate": "bytes a second an HTTP request body must average after its first 2 seconds; slower "
                      "bodies are answered 408",
-    "max_transport_sessions": "live MCP transport sessions over HTTP; more are answered 503",
-    "transport_idle_timeout": "seconds before an unused MCP transport session is closed",
+    "max_transport_sessions": "live MCP transport sessions over HTTP; more are answered 503 (none with a shared "
+                              "--registry: HTTP is served statelessly then)",
+    "transport_idle_timeout": "seconds before an unused MCP transport session is closed (none with a shared "
+                              "--registry)",
 }
 
 
@@ -83,8 +85,17 @@ def registry_url(raw: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+DESCRIPTION = __doc__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trompe-server", description=__doc__)
+    parser = argparse.ArgumentParser(prog="trompe-server", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option of the server, on `trompe-server` and on `trompe serve` alike (the tree is built in agents)."""
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--root", action="append", type=Path, default=None,
                         help="folder whose images may be opened by path (repeatable; default: the working directory)")
@@ -104,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--allowed-host", action="append", default=[],
                         help="extra Host header value accepted over HTTP, e.g. myhost:8765 (repeatable)")
     parser.add_argument("--registry", type=registry_url, default=os.environ.get("TROMPE_REGISTRY", "memory"),
-                        help="where sessions and images live: memory (default) or redis://HOST:PORT/DB, shared by "
-                             "every replica (env TROMPE_REGISTRY)")
+                        help="where sessions and images live: memory (default), redis://HOST:PORT/DB shared by "
+                             "every replica, or redis+s3://HOST:PORT/DB?bucket=NAME with the pixels in an S3 bucket "
+                             "(env TROMPE_REGISTRY; docs/scaling.md)")
     parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
     parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
     parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
@@ -116,9 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     for f in fields(Limits):
         parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, default=None, metavar="N",
                             type=LimitArg(f.name, type(getattr(defaults, f.name))),
-                            help=f"{LIMIT_HELP[f.name]} (default {format_limit(getattr(defaults, f.name))}; "
+                            help=f"{LIMIT_HELP[f.name]}{SCOPE_HELP[SCOPE[f.name]]} "
+                                 f"(default {format_limit(getattr(defaults, f.name))}; "
                                  f"env TROMPE_{f.name.upper()})")
-    return parser
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -168,11 +180,15 @@ def listing(app: TrompeApp, args: argparse.Namespace) -> str:
     rows = plugin_listing(app.pm)
     return json.dumps(rows, indent=2) if args.json else "\n".join(
         f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
-        for r in rows)
+        + (f"  storages: {', '.join(r['storages'])}" if r.get("storages") else "") for r in rows)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    execute(build_parser().parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> None:
+    """Serve, or print a listing, as the parsed options say."""
     os.environ.update(dict(args.env))
     return_freed_pixels_to_the_os()
     try:

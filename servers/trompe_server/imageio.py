@@ -106,10 +106,12 @@ def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
     if not parts:
         raise IsADirectoryError(str(root))
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
-    folder = os.open(root, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY)
+    # folders opened as paths: crossing one needs only search permission, as the path's own lookup would
+    folder_flags = os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY
+    folder = os.open(root, folder_flags)
     try:
         for part in parts[:-1]:
-            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=folder)
+            inner = os.open(part, folder_flags | os.O_NOFOLLOW, dir_fd=folder)
             os.close(folder)
             folder = inner
         return os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=folder)  # a FIFO must not block the open

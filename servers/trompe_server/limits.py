@@ -49,6 +49,18 @@ class Limits:
         return limits
 
 
+# Where each limit is counted once replicas share a registry (docs/scaling.md, "Limits: whose count"): "shared"
+# limits are kept in the registry, so they hold over all replicas together; "replica" limits are each server
+# process's own; "request" limits bound one image, tool call or HTTP request, the same wherever it is checked.
+SCOPE = {"max_pixels": "request", "max_images": "shared", "max_session_bytes": "shared", "max_sessions": "shared",
+         "idle_timeout": "shared", "memory_budget": "replica", "max_source_bytes": "request",
+         "max_preview_side": "request", "max_inputs": "request", "max_sessions_per_client": "shared",
+         "max_connections": "replica", "header_timeout": "request", "read_timeout": "request",
+         "min_body_rate": "request", "max_transport_sessions": "replica", "transport_idle_timeout": "replica"}
+SCOPE_HELP = {"shared": "; held in the registry, so over all replicas sharing one --registry",
+              "replica": "; each replica (server process) its own", "request": ""}
+
+
 def format_limit(value: int | float) -> str:
     """The inverse of parse_limit for help texts: 2147483648 -> '2GiB', 3600.0 -> '3600'."""
     for suffix, scale in (("GiB", GiB), ("MiB", MiB)):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from .admission import mode_bytes
 from .records import ImageRecord
 from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
 
@@ -62,31 +63,36 @@ def _bands(width: int, height: int, mode: str) -> list[tuple[int, int]]:
 
 
 class PixelStore:
-    """Decoded pixels in RAM up to a budget; the least recently used images spill to disk."""
+    """Decoded pixels in RAM up to a budget; the least recently used images spill to disk.
+
+    RAM holds the Image objects themselves, shared read-only with the calls that read them: storing one costs
+    no copy, and a crop of a 48 MP image reads only its box (a 48 MP tobytes() was 165 ms, frombytes() 133:
+    bench/registry_copies.py).
+    """
 
     def __init__(self, budget: int):
         self.budget = budget
         self.in_memory = 0
-        self._ram: OrderedDict[tuple[str, str], tuple[str, tuple[int, int], bytes]] = OrderedDict()
+        self._ram: OrderedDict[tuple[str, str], Image.Image] = OrderedDict()
         self._disk: dict[tuple[str, str], tuple[str, tuple[int, int], Path]] = {}
         remove_orphaned_spill()
         self.dir = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-"))
         self.cleanup = weakref.finalize(self, shutil.rmtree, self.dir, ignore_errors=True)  # also at exit
 
     def put(self, key: tuple[str, str], im: Image.Image) -> None:
-        if im.width * im.height * len(im.mode) > self.budget:  # would spill at once: no second copy in RAM
+        """Keep `im` itself (the caller never changes it again), or write it to disk if it alone is over budget."""
+        if footprint(im) > self.budget:
             self._disk[key] = (im.mode, im.size, self._write(key, im))
             return
-        raw = im.tobytes()
-        self._ram[key] = (im.mode, im.size, raw)
-        self.in_memory += len(raw)
+        self._ram[key] = im
+        self.in_memory += footprint(im)
         self.spill()
 
     def get(self, key: tuple[str, str]) -> Image.Image:
+        """The stored image, shared: read it, never draw on it."""
         if key in self._ram:
             self._ram.move_to_end(key)
-            mode, size, raw = self._ram[key]
-            return Image.frombytes(mode, size, raw)
+            return shared(self._ram[key])
         mode, (width, height), path = self._disk[key]
         im = Image.new(mode, (width, height))
         with path.open("rb") as file:  # in bands, so reading back never holds the raw bytes and the image at once
@@ -95,32 +101,50 @@ class PixelStore:
         return im
 
     def _write(self, key: tuple[str, str], im: Image.Image) -> Path:
-        """The raw pixels (as tobytes() lays them out) written band by band."""
+        """The raw pixels (as tobytes() lays them out), packed and written by Pillow's raw encoder in C.
+
+        Straight to the file through one buffer of a few rows: never a whole raw copy in RAM, and 0.7-1.0x the
+        CPU of cropping 8 MB bands and serialising each (bench/registry_copies.py)."""
+        from PIL import ImageFile  # lazily: a stdio server lists its tools without it (bench/cold_start.py)
+
         path = self.dir / f"{key[0]}-{key[1]}.raw"
         with path.open("wb") as file:
-            for top, rows in _bands(im.width, im.height, im.mode):
-                file.write(im.crop((0, top, im.width, top + rows)).tobytes())
+            ImageFile._save(im, file, [ImageFile._Tile("raw", (0, 0, *im.size), 0, (im.mode, 0, 1))])
         return path
 
     def drop_session(self, session_id: str) -> None:
         for key in [k for k in self._ram if k[0] == session_id]:
-            self.in_memory -= len(self._ram.pop(key)[2])
+            self.in_memory -= footprint(self._ram.pop(key))
         for key in [k for k in self._disk if k[0] == session_id]:
             self._disk.pop(key)[2].unlink(missing_ok=True)
 
     def spill(self) -> None:
         while self.in_memory > self.budget and self._ram:
-            key, (mode, size, raw) = self._ram.popitem(last=False)
-            path = self.dir / f"{key[0]}-{key[1]}.raw"
-            path.write_bytes(raw)
-            self._disk[key] = (mode, size, path)
-            self.in_memory -= len(raw)
+            key, im = self._ram.popitem(last=False)
+            self._disk[key] = (im.mode, im.size, self._write(key, im))
+            self.in_memory -= footprint(im)
 
     def close(self) -> None:
         self._ram.clear()
         self._disk.clear()
         self.in_memory = 0
         self.cleanup()
+
+
+def shared(im: Image.Image) -> Image.Image:
+    """A new Image object over the same pixels, marked read-only: Pillow copies it before its first change.
+
+    The mark is Pillow's own copy-on-write for mapped buffers (ImageDraw, paste and putpixel copy a read-only
+    image first), so a tool that draws on what it should only read changes its own object, never the stored
+    image; ToolContext.image() reads the mark to copy only shared images (not those read back from disk)."""
+    view = im._new(im.im)
+    view.readonly = 1
+    return view
+
+
+def footprint(im: Image.Image) -> int:
+    """Bytes an image takes in Pillow's memory (RGB, like RGBA, at 4 bytes a pixel)."""
+    return im.width * im.height * mode_bytes(im.mode)
 
 
 class MemoryStorage:
@@ -177,6 +201,7 @@ class MemoryStorage:
             return self._session(session_id).records.get(image_id)
 
     def pixels(self, session_id: str, image_id: str) -> Image.Image:
+        """The stored image itself while it is in RAM (shared: never drawn on), else read back from disk."""
         with self._lock:
             self._session(session_id)  # closed since its record was read: refused, not a missing key
             try:

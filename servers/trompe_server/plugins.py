@@ -15,6 +15,7 @@ import pluggy
 from . import hookspecs
 from .admission import WORK_FACTOR
 from .errors import PluginConflict, PluginError
+from .storages import storage_factories
 from .toolapi import ToolSpec
 
 ENTRY_POINT_GROUP = "trompe.tools"
@@ -135,16 +136,20 @@ def _registrar(tools: dict[str, ToolSpec], plugin: str, settings: PluginSettings
 
 
 def plugin_listing(pm: pluggy.PluginManager) -> list[dict[str, Any]]:
-    """Name, distribution, version and tool names of each loaded plugin, for --list-plugins."""
+    """Name, distribution, version and tool names of each loaded plugin (and its storage schemes, if it registers
+    any), for --list-plugins."""
     dists = {name: ep.dist for name, ep in entry_points_by_name(ENTRY_POINT_GROUP).items()}
     tools = collect_tools(pm)
+    storages = storage_factories(pm)
     listing = []
     for name, _plugin in sorted(pm.list_name_plugin()):
         dist = dists.get(name)
-        listing.append({
+        row = {
             "name": name,
             "distribution": dist.name if dist else None,
             "version": dist.version if dist else None,
             "tools": [t for t, spec in tools.items() if spec.plugin == name],
-        })
+        }
+        schemes = [scheme for scheme, (_factory, plugin) in storages.items() if plugin == name]
+        listing.append(row | {"storages": schemes} if schemes else row)
     return listing

@@ -10,7 +10,6 @@ import math
 import secrets
 import threading
 from collections import OrderedDict
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from PIL import Image
@@ -19,18 +18,10 @@ from zlib_ng import zlib_ng
 from . import redis_scripts
 from .errors import RegistryUnavailable
 from .records import ImageRecord
-from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
+from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused, redacted
 
 PREFIX = "trompe"
 TIMEOUT = 15.0  # seconds one Redis command may take before the call fails (?socket_timeout=S in the URL)
-
-
-def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
 
 
 class PixelCache:
@@ -201,7 +192,7 @@ class RedisStorage:
         record, digest = self._decode(image_id, raw)
         cached = self.cache.get(digest)
         if cached is None:
-            data = self.client.get(f"{self.prefix}:px:{digest}")
+            data = self._read_pixels(session_id, digest)
             if data is None:
                 raise Refused("session")
             try:
@@ -218,28 +209,46 @@ class RedisStorage:
                request: str | None = None) -> ImageRecord:
         """The pixels are written first (SET NX), the record by APPEND: no script holds pixels in its arguments."""
         raw = im.tobytes()
-        digest, data = packed(im.height, raw, digest_of(im.mode, im.size, raw))
+        digest, data = packed(im.height, raw, self._pixel_name(digest_of(im.mode, im.size, raw)))
         stored = json.dumps({k: v for k, v in record.describe().items() if k != "id"} | {"digest": digest},
                             default=str)
         ttl = self._ttl(bounds.idle_timeout)
         nonce = request or secrets.token_hex(12)  # a random one still makes redis-py's own resend safe
+        held = self._write_pixels(session_id, digest, data)
         for _ in range(3):  # 'pixels': another session freed the same pixels between the SET and the script
-            self.client.set(f"{self.prefix}:px:{digest}", data, nx=True, ex=ttl)
+            self.client.set(f"{self.prefix}:px:{digest}", held, nx=True, ex=ttl)
             reason, value = self._run("APPEND", session_id, record.id, stored, record.nbytes, digest,
                                       bounds.max_images, bounds.max_session_bytes, bounds.idle_timeout, ttl,
                                       OUTPUT_FORMAT, nonce)
             if reason != b"pixels":
                 break
+        if reason != b"ok":
+            self._forget_pixels(session_id, digest)
         if reason == b"again":  # this request was stored before (its reply was lost): the stored version
             earlier = self.record(session_id, value.decode())
             if earlier is None:
                 raise Refused("session")
             return earlier
         if reason != b"ok":
-            self._run("UNUSED", digest)
             raise Refused(reason.decode(), int(value))
         self.cache.put(digest, im.mode, im.size, raw)
         return dataclasses.replace(record, id=value.decode())
+
+    def _pixel_name(self, content: str) -> str:
+        """The digest a new image's pixels are kept under: their content address, so equal pixels share a copy."""
+        return content
+
+    def _write_pixels(self, session_id: str, digest: str, data: bytes) -> bytes:
+        """What P:px:DIGEST holds for these pixels: here the pixels themselves."""
+        return data
+
+    def _read_pixels(self, session_id: str, digest: str) -> bytes | None:
+        """The stored pixels, or None when they are gone with their session."""
+        return self.client.get(f"{self.prefix}:px:{digest}")
+
+    def _forget_pixels(self, session_id: str, digest: str) -> None:
+        """Free pixels written for an APPEND that stored nothing, unless a record uses them."""
+        self._run("UNUSED", digest)
 
     def _decode(self, image_id: str, raw: bytes) -> tuple[ImageRecord, str]:
         """A stored record; one that is not what this server writes (another program wrote to the keys) is a

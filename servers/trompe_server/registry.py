@@ -105,7 +105,10 @@ class Registry:
             return record
 
     def load(self, session_id: str, image_id: str, argument: str = "image") -> Image.Image:
-        """A fresh copy of the pixels: callers can draw on it without touching the stored image."""
+        """The stored pixels, maybe shared with other calls: read them, and copy() before drawing on them.
+
+        Shared because copies were most of a large image's call: a 48 MP crop spent 129 of 168 ms rebuilding
+        the stored image, and storing a 48 MP result 194 ms serialising it (bench/README.md, "Whole-image copies")."""
         return self.pixels(session_id, self.record(session_id, image_id, argument))
 
     def pixels(self, session_id: str, record: ImageRecord) -> Image.Image:
@@ -121,6 +124,8 @@ class Registry:
     def add_output(self, session_id: str, im: Image.Image, operation: str, arguments: dict[str, Any],
                    parents: tuple[str, ...], request: str | None = None) -> ImageRecord:
         """Store a tool's result as the next img_NNN; the session is untouched if a limit says no.
+
+        The registry may keep `im` itself, unserialised: the caller never changes it afterwards.
 
         A retried `request` (its reply was lost) returns the image its first try stored, not a second one."""
         return self._store(session_id, "", im, operation, arguments, parents, request)

@@ -2,20 +2,29 @@
 
 A storage applies each change atomically with the bounds it is handed; the rules (names, ids, limits,
 expiry, error wording) live in registry.Registry, so every backend and every replica obeys the same ones.
-The implementations (memory_storage.py, redis_storage.py) build on this module; which one a server uses is
-chosen where it is assembled (storages.py, from `--registry`).
+The implementations (memory_storage.py, redis_storage.py, s3_storage.py) build on this module; which one a
+server uses is chosen by the URL scheme of `--registry` where it is assembled (storages.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from PIL import Image
 
 from .records import ImageRecord
 
 OUTPUT_FORMAT = "img_%03d"  # the next output id from the session's counter; also used inside Redis scripts
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
 
 
 @dataclass(frozen=True)
@@ -71,11 +80,14 @@ class Storage(Protocol):
     def record(self, session_id: str, image_id: str) -> ImageRecord | None: ...
 
     def pixels(self, session_id: str, image_id: str) -> Image.Image:
-        """A fresh copy of the stored pixels."""
+        """The stored pixels: an image made for this call, or one shared with other readers and then marked
+        read-only (`im.readonly`), which ToolContext.image() copies before a tool draws on it."""
 
     def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds,
                request: str | None = None) -> ImageRecord:
         """Store the image under record.id, or the next output id when record.id is empty; all or nothing.
+
+        The storage may keep `im` itself: the caller never changes it afterwards.
 
         When `request` already stored an image in this session, that stored record is returned instead."""
 

@@ -1,25 +1,98 @@
-"""Which storage `--registry` names: the concrete choice, made where the server is assembled (app.py)."""
+"""Which storage `--registry` names: the concrete choice by URL scheme, made where the server is assembled (app.py).
+
+Every scheme comes from a plugin's `register_storages` hook (hookspecs.py); the built-in ones below register
+through it as a third-party plugin's do, and a scheme two plugins register is refused naming both.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Callable
+
+import pluggy
+
+from .errors import PluginConflict
+from .hookspecs import hookimpl
 from .limits import Limits
-from .memory_storage import MemoryStorage
-from .storage import Storage
+from .storage import Storage, redacted
+
+BUILTIN = "trompe_server.storages"  # the name the built-in storages are registered under
+SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")  # RFC 3986's scheme characters, lower case
+Factory = Callable[[str, Limits], Storage]
 
 
-def parse_registry(raw: str) -> str:
-    """Accept 'memory' or a Redis URL (redis://HOST:PORT/DB, rediss://..., unix://PATH?db=N)."""
-    text = raw.strip()
-    if text == "memory" or text.split("://", 1)[0] in ("redis", "rediss", "unix") and "://" in text:
-        return text
-    raise ValueError(f"{raw!r} is not a registry; accepted: memory, redis://HOST:PORT/DB, rediss://HOST:PORT/DB "
-                     "or unix:///path/redis.sock?db=N")
+def _memory(url: str, limits: Limits) -> Storage:
+    from .memory_storage import MemoryStorage
+
+    return MemoryStorage(limits.memory_budget)
 
 
-def open_storage(url: str, limits: Limits) -> Storage:
-    """The storage named by `--registry`; a Redis that cannot be reached is a start-up error naming the URL."""
-    if parse_registry(url) == "memory":
-        return MemoryStorage(limits.memory_budget)
+def _redis(url: str, limits: Limits) -> Storage:
     from .redis_storage import RedisStorage  # the redis client is an extra (trompe[redis]): loaded when asked for
 
     return RedisStorage(url, limits.memory_budget)
+
+
+def _redis_s3(url: str, limits: Limits) -> Storage:
+    from .s3_storage import S3Storage  # boto3 is an extra (trompe[s3])
+
+    return S3Storage(url, limits.memory_budget)
+
+
+@hookimpl
+def register_storages(register):
+    """The built-in storages: one process's memory, Redis shared by replicas, Redis with pixels in S3."""
+    register("memory", _memory)
+    for scheme in ("redis", "rediss", "unix"):
+        register(scheme, _redis)
+    for scheme in ("redis+s3", "rediss+s3"):
+        register(scheme, _redis_s3)
+
+
+def parse_registry(raw: str) -> str:
+    """Accept 'memory' or a URL SCHEME://...; which schemes exist is known once the plugins are loaded."""
+    text = raw.strip()
+    scheme, sep, rest = text.partition("://")
+    if text in ("memory", "memory://"):
+        return "memory"  # one spelling, so `registry != "memory"` tells a shared storage
+    if sep and SCHEME.fullmatch(scheme.lower()) and scheme.lower() != "memory" and rest:
+        return text
+    raise ValueError(f"{raw!r} is not a registry; accepted: memory, redis://HOST:PORT/DB, rediss://HOST:PORT/DB, "
+                     "unix:///path/redis.sock?db=N, redis+s3://HOST:PORT/DB?bucket=NAME, or another "
+                     "SCHEME://... a storage plugin registers")
+
+
+def storage_factories(pm: pluggy.PluginManager) -> dict[str, tuple[Factory, str]]:
+    """scheme -> (factory, plugin) for every storage the plugins register, the built-ins included."""
+    if pm.get_plugin(BUILTIN) is None:
+        pm.register(sys.modules[__name__], name=BUILTIN)
+    found: dict[str, tuple[Factory, str]] = {}
+
+    def registrar(plugin: str) -> Callable[[str, Factory], None]:
+        def register(scheme: str, factory: Factory) -> None:
+            if not isinstance(scheme, str) or not SCHEME.fullmatch(scheme):
+                raise PluginConflict(f"plugin {plugin!r} registers a storage scheme {scheme!r}; accepted: a "
+                                     "lower-case letter, then up to 31 of a-z, 0-9, '+', '-', '.'")
+            if scheme in found:
+                first, second = sorted((found[scheme][1], plugin))
+                raise PluginConflict(f"storage scheme {scheme!r} is registered by both plugin {first!r} and plugin "
+                                     f"{second!r}; load only one of them with --plugins (or TROMPE_PLUGINS)")
+            found[scheme] = (factory, plugin)
+
+        return register
+
+    for impl in pm.hook.register_storages.get_hookimpls():
+        impl.function(register=registrar(impl.plugin_name))
+    return dict(sorted(found.items()))
+
+
+def open_storage(url: str, limits: Limits, pm: pluggy.PluginManager) -> Storage:
+    """The storage `--registry` names, by its scheme; an unknown scheme is a start-up error listing the known ones."""
+    url = parse_registry(url)
+    scheme = "memory" if url == "memory" else url.partition("://")[0].lower()
+    factories = storage_factories(pm)
+    if scheme not in factories:
+        raise ValueError(f"--registry {redacted(url)}: unknown storage scheme {scheme!r}; known: "
+                         f"{', '.join(factories)} (a storage plugin adds more)")
+    return factories[scheme][0](url, limits)

@@ -26,7 +26,7 @@ class ToolOutput:
     """A tool's result: a one-line summary, optionally a new image, optionally extra metadata."""
 
     summary: str
-    image: Image.Image | None = None
+    image: Image.Image | None = None  # kept by the registry as it is: the tool never changes it afterwards
     data: dict[str, Any] | None = None
 
 
@@ -61,6 +61,13 @@ class ToolContext:
 
     def image(self, image_id: str, argument: str = "image") -> Image.Image:
         """A copy of the image's pixels (RGB or RGBA), safe to draw on."""
+        im = self.view(image_id, argument)
+        return im.copy() if im.readonly else im  # a storage's shared image, or one made for this call alone
+
+    def view(self, image_id: str, argument: str = "image") -> Image.Image:
+        """The image's stored pixels, shared with other calls: for tools that only read them (crop, measure).
+
+        Never draw on it; image() gives a copy to draw on. A crop of a view costs the box, not the image."""
         new = image_id not in self.parents
         if new and len(self.parents) >= self.limits.max_inputs:
             raise LimitError(argument, f"one tool call may combine at most {self.limits.max_inputs} images "

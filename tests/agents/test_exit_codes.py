@@ -5,7 +5,6 @@ tests/illusion/test_lock.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import pytest
 
@@ -15,15 +14,9 @@ from trompe_agents.sevex.cli import main as sevex_main
 from trompe_server.cli import main as server_main
 from trompe_server.exits import USAGE
 
+from clikit import status
+
 FUNCTION = ["--backend", "function", "--model", "scripted:line_then_yes"]
-
-
-def status(main: Callable, argv: list[str]) -> int:
-    """The exit status a shell would see."""
-    try:
-        return main(argv) or 0
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
 
 
 CASES = {

@@ -3,8 +3,8 @@ it ships one: Gemma 4 writes `<|tool_call>call:NAME{key:<|"|>text<|"|>,...}<tool
 parser never reads.
 
 The template below is written here in Gemma 4's call syntax (as the transformers 5.24 parser's `json` dialect knobs
-`unquoted_keys` and `string_delims` describe it) on the tiny Gemma 3 of test_hf.py: Gemma 4's real tokenizer files
-are on the Hub, not available offline, and a Gemma 4 processor needs a video processor this machine cannot build.
+`unquoted_keys` and `string_delims` describe it) on the tiny Gemma 3 of test_hf.py, to test the mapping on its own;
+test_hf_gemma4.py runs Gemma 4's real chat and response templates on a tiny Gemma 4 built from its real config.
 """
 
 from __future__ import annotations

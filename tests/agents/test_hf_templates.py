@@ -10,7 +10,7 @@ from trompe_agents.messages import ImagePart, Message, TextPart, ToolCall, ToolS
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from trompe_agents.backends.hf import HFBackend, template_variables, tool_template  # noqa: E402
+from trompe_agents.backends.hf import template_variables, to_chat, tool_template  # noqa: E402
 
 # Qwen/Qwen2.5-VL-7B-Instruct, chat_template.json (huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct); the same text is
 # quoted in many public repositories (code search: "{% set image_count = namespace(value=0) %}").
@@ -96,7 +96,7 @@ def render(family: str, messages: list[Message], template: str | None = None, to
     attributes = dict(attributes)
     processor = type(attributes.pop("class", "Processor"), (Processor,), {})(**attributes)  # named as the real one
     extra = {} if template else template_variables(tokenizer, processor)
-    return tokenizer.apply_chat_template(HFBackend.chat(messages), chat_template=template or tool_template(),
+    return tokenizer.apply_chat_template(to_chat(messages), chat_template=template or tool_template(),
                                          tools=tools, tokenize=False, add_generation_prompt=True, **extra)
 
 

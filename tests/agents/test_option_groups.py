@@ -13,15 +13,7 @@ from trompe_agents.illusion import cli as illusion_cli
 from trompe_agents.sevex import cli as sevex_cli
 from trompe_server import cli as server_cli
 
-
-def commands(parser: argparse.ArgumentParser, path: str) -> dict[str, set[str]]:
-    """Every command and subcommand of a parser, with the option strings it accepts."""
-    found = {path: {s for a in parser._actions for s in a.option_strings}}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                found.update(commands(sub, f"{path} {name}"))
-    return found
+from clikit import commands
 
 
 def flags(options: tuple[Option, ...], role: str = "") -> set[str]:
@@ -33,9 +25,12 @@ def every_command() -> dict[str, set[str]]:
             **commands(trompe_cli.build_parser(), "trompe")}
 
 
-# The commands that call a model, and the role prefixes their backends take.
-BACKEND_ROLES = {"illusion-agent": [""], "illusion-agent ask": [""], "illusion-agent run": [""],
-                 "sevex explore": ["target", "explorer"], "sevex apply": ["target"]}
+# The commands that call a model, and the role prefixes their backends take; each also under `trompe`.
+ALIAS_ROLES = {"illusion-agent": [""], "illusion-agent ask": [""], "illusion-agent run": [""],
+               "sevex explore": ["target", "explorer"], "sevex apply": ["target"]}
+TREE = {"illusion-agent": "trompe illusion", "sevex": "trompe sevex"}
+BACKEND_ROLES = {**ALIAS_ROLES, **{f"{TREE[command.split()[0]]}{command[len(command.split()[0]):]}": roles
+                                   for command, roles in ALIAS_ROLES.items()}}
 
 
 @pytest.mark.parametrize("command", sorted(BACKEND_ROLES))
@@ -47,7 +42,7 @@ def test_every_backend_flag_is_on_every_command_that_calls_a_model(command):
 
 
 def test_a_command_has_the_whole_backend_group_or_none_of_it():
-    """`trompe` has no subcommand that calls a model today; one that adds --backend gets every other flag too."""
+    """A command that adds --backend (a plugin's `trompe` subcommand too) gets every other flag of the group."""
     for command, accepted in every_command().items():
         for role in ("", "target", "explorer"):
             if Option("backend", {}).flag(role) in accepted:

@@ -92,7 +92,7 @@ def test_plugin_registrations_are_offered_beside_the_built_ins(fresh_plugins, tm
                         register_sandboxes={"trusting": Trusting, "broken": Unavailable},
                         register_probe_families={"plugin_family": a_family("plugin_family")})
     assert executor_names() == ["inline", "local", "ray"]
-    assert scorers_for("blink") == ["official", "lmms-eval", "strict"]
+    assert scorers_for("blink") == ["official", "lmms-eval", "strict", "vlmevalkit"]
     report = illusion_cli.build_parser().parse_args(["report", "run", "--scorer", "strict"])
     assert report.scorer == "strict"
     questions = tmp_path / "questions.txt"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 
@@ -13,7 +14,7 @@ from trompe_agents.backends.retry import Failure
 from trompe_agents.failures import Action, ErrorKind, failure_kind
 from trompe_agents.records import SampleResult
 
-# Lines in the shapes runs have written (illusion/runner.py answer_one), trimmed to the fields that matter plus
+# Lines in the shapes runs have written (illusion/answering.py answer_one), trimmed to the fields that matter plus
 # one the record does not type, which must come back as it was.
 ANSWERED = {"id": "s0", "index": 100, "label": "1", "answer": "yes", "agent": "main", "correct": True,
             "error": None, "error_kind": None, "usage": {"input_tokens": 12}}
@@ -120,3 +121,13 @@ def test_a_failure_acts_on_its_kind_and_keeps_a_wait_only_when_it_retries():
     assert (Failure("quota", "429 per day", 3.0).action, Failure("quota", "429 per day", 3.0).retry_after) == (
         "switch", None)
     assert Failure("auth", "401").kind is ErrorKind.AUTH
+
+
+def test_the_typed_fields_are_the_lines_and_changed_ones_are_written_back_as_json_values():
+    line = {"id": 7, "label": "yes", "answer": "no", "agent": "main", "correct": False, "error_kind": "timeout"}
+    result = SampleResult.from_json(line)
+    assert (result.id, result.label, result.answer, result.agent, result.correct, result.error_kind) == (
+        "7", "yes", "no", "main", False, ErrorKind.TIMEOUT)
+    assert SampleResult.from_json({}).id == ""
+    changed = dataclasses.replace(result, correct=True, error_kind=None).to_json()
+    assert changed["correct"] is True and changed["error_kind"] is None and changed["id"] == 7

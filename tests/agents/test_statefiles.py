@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from trompe_agents.illusion.runner import read_meta
+from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.statefiles import STALE_TEMP_S, cut_torn_tail, read_json, write_json_atomic
 
 WRITER = textwrap.dedent("""
@@ -73,7 +73,7 @@ def test_torn_tail_is_cut_in_place_without_reading_the_whole_log(tmp_path):
     repair = textwrap.dedent(f"""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        from trompe_agents.illusion.runner import repair_tail
+        from trompe_agents.illusion.results import repair_tail
         from pathlib import Path
         repair_tail(Path({str(path)!r}))
     """)

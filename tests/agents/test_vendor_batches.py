@@ -16,7 +16,9 @@ from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.costs import cost, parse_prices
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.runner import RunOptions, read_results, run_samples
+from trompe_agents.illusion.results import read_results
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.messages import Message, TextPart
 from trompe_agents.testing import FakeVendor, Reply, Tokens
 from trompe_agents.toolclient import ToolClient
@@ -62,7 +64,7 @@ async def test_a_request_that_errored_in_the_batch_fails_like_the_direct_request
     with FakeVendor("anthropic") as fake:
         async with batched(fake, model="fault-auth") as backend:
             with pytest.raises(BackendError, match="authentication_error") as caught:
-                await backend.complete(question(), [CROP])
+                await backend.complete(question(), [])
     assert caught.value.kind == "auth" and list(fake.batches) == ["msgbatch_0000"]
 
 
@@ -93,3 +95,23 @@ def test_only_claude_takes_the_batch_tier_and_the_others_say_so_in_one_line():
     with FakeVendor("anthropic") as fake:
         with pytest.raises(ValueError, match="batch_poll must be a number of seconds >= 0"):
             batched(fake, batch_poll=-1)
+
+
+async def test_a_request_with_tools_is_refused_on_the_batch_tier_without_being_sent():
+    """A ReAct round would wait up to 24 hours for its own batch, every round: one line, nothing sent."""
+    with FakeVendor("anthropic", [Reply(text="never")]) as fake:
+        async with batched(fake) as backend:
+            with pytest.raises(BackendError, match="fits single-request work .* add --no-tools") as caught:
+                await backend.complete(question(), [CROP])
+    assert caught.value.kind == "invalid_request" and fake.requests == [] and not fake.batches
+
+
+def test_the_illusion_agent_refuses_batch_with_tools_before_any_request(tmp_path, capsys):
+    from trompe_agents.illusion.cli import main as illusion_main
+
+    gradient(32, 24).save(tmp_path / "q.png")
+    with pytest.raises(SystemExit) as stop:
+        illusion_main(["ask", "--backend", "claude", "--api-key-env", "NO_SUCH_KEY", "--service-tier", "batch",
+                       str(tmp_path / "q.png"), "Is it dark?"])
+    assert stop.value.code == 2
+    assert "illusion-agent: --service-tier batch fits single-request work" in capsys.readouterr().err

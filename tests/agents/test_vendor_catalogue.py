@@ -36,7 +36,8 @@ def fresh_warnings(monkeypatch):
 
 def test_todays_models_and_aliases():
     haiku = lookup("haiku")
-    assert haiku.id == "haiku" and haiku.price == catalogue.Price(0.10, 0.50, 0.01, 0.125)  # from $0.10 / $0.50
+    assert haiku.id == "haiku" and haiku.price == catalogue.Price(  # from $0.10 / $0.50; x5 over 100k
+        0.10, 0.50, 0.01, 0.125, 100_000, catalogue.Price(0.5, 2.5, 0.05, 0.625))
     assert BY_ID["claude-fable-5-2"].price.input == 8.0 and BY_ID["claude-fable-5-2"].thinking == "adaptive"
     assert DEFAULTS["gemini"] == "gemini-3.8-flash" and BY_ID["gemini-3.8-flash"].efforts == ("low", "medium", "high")
     assert lookup("gemini-flash-latest").efforts == ("low", "medium", "high")

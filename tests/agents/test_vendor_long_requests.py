@@ -71,7 +71,7 @@ def test_timeout_and_service_tier_options(capsys):
     assert "--timeout: expected a number of seconds > 0, got '0'" in err and "invalid choice: 'cheap'" in err
 
 
-@pytest.mark.parametrize("name", ["claude", "openai", "openai-chat"])  # google-genai's aiohttp session takes no hook
+@pytest.mark.parametrize("name", list(BACKENDS))
 async def test_a_reply_over_the_byte_cap_fails_for_good(name):
     with FakeVendor(BACKENDS[name][1], [final("x" * 300_000)]) as fake:
         async with backend(name, fake, max_retries=3, extra={"max_reply_bytes": 100_000}) as b:

@@ -14,7 +14,10 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.export import summary
 from trompe_agents.illusion.report import index_page
-from trompe_agents.illusion.runner import RunOptions, read_meta, read_results, run_samples
+from trompe_agents.illusion.results import read_results
+from trompe_agents.illusion.runmeta import read_meta
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.messages import Usage
 from trompe_agents.sevex.show import _cost_table, role_model
 from trompe_agents.testing import FakeVendor, Reply, Tokens, call
@@ -77,7 +80,7 @@ def test_role_totals_say_unknown_rather_than_a_partial_sum():
     unpriced = {"roles": {"main": {**usage_of(BILLS["main"]), "cost": None}}}
     assert role_totals([priced, priced])["main"]["cost"] == pytest.approx(0.02)
     assert role_totals([priced, unpriced])["main"] == {"samples": 2, **{k: 2 * v for k, v in usage_of(
-        BILLS["main"]).items()}, "image_tokens": None, "cost": None}
+        BILLS["main"]).items()}, "image_tokens": None, "long": None, "cost": None}
 
 
 def test_sevex_roles_are_priced_on_the_model_each_ran_on():

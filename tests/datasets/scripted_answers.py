@@ -46,3 +46,21 @@ def judge_says_b(messages, tools):
     """A BLINK option matcher that always names option (B), keeping each request it saw."""
     JUDGED.append(messages[-1].text)
     return "(B)"
+
+
+def judge_says_yes(messages, tools):
+    """A yes/no matcher (VLMEvalKit's YOrN_match_prompt request) that always says Yes, keeping each request."""
+    JUDGED.append(messages[-1].text)
+    return "Yes"
+
+
+def judge_by_reference(messages, tools):
+    """HallusionBench's correctness judge: "correct" when the prediction repeats the reference answer's first
+    word, "unclear" when it says "maybe", else "incorrect"; keeps each request."""
+    request = messages[-1].text
+    JUDGED.append(request)
+    reference = request.split("Reference answer: ")[1].split()[0].strip(".,").lower()
+    predicted = request.split("Predicted answer: ")[1].lower()
+    if "maybe" in predicted:
+        return "unclear"
+    return "correct" if predicted.startswith(reference) else "incorrect"

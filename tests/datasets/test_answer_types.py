@@ -17,7 +17,7 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.final_answer import INTEGER, LETTER, PAIR, SHORT, AnswerError, choice_schema, parse_answer, reformat
 from trompe_agents.illusion.agent import answer_schema
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 from trompe_agents.testing import dataset_files as files
 
 from replicas import write_blindtest_hf, write_colorblindhard

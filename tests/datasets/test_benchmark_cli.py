@@ -13,7 +13,7 @@ import pytest
 
 from trompe_agents.cli import main as trompe
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 from trompe_agents.testing import dataset_files as files
 
 HERE = Path(__file__).parent

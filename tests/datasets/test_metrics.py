@@ -106,3 +106,31 @@ def test_an_old_runs_invented_default_answer_is_a_failure():
     old = {**record("Jigsaw", "A", True), "agent": "default"}  # runs before the rescue agent invented one
     m = benchmark_metrics("blink", [old])
     assert m.failed == 1 and m.headline["accuracy"] == 0.0
+
+
+def test_a_set_without_a_harness_scorer_is_accuracy_per_category_and_their_mean():
+    """TeT's rule; any other set (a probe set, DataCV with labels) reads the same per category, '-' for none. A
+    failed sample counts as answered wrong; an unlabelled one is counted and never scored."""
+    records = [{"id": "a1", "category": "a", "label": "yes", "answer": "yes", "agent": "main", "correct": True},
+               {"id": "a2", "category": "a", "label": "no", "answer": "yes", "agent": "main", "correct": False},
+               {"id": "a3", "category": "a", "label": "no", "answer": None, "agent": None, "correct": None,
+                "error_kind": "timeout"},
+               {"id": "b1", "category": "b", "label": "yes", "answer": "yes", "agent": "main", "correct": True},
+               {"id": "n1", "label": "yes", "answer": "yes", "agent": "main", "correct": True},
+               {"id": "u1", "category": "a", "label": None, "answer": "yes", "agent": "main", "correct": None},
+               {"id": "u2", "category": "b", "label": None, "answer": "no", "agent": "main", "correct": None}]
+    tet = benchmark_metrics("tet", records)
+    assert tet.as_dict() == {
+        "scorer": "official", "rule": "accuracy per task, mean over tasks",
+        "headline": {"mean over categories": pytest.approx((1 / 3 + 1 + 1) / 3), "accuracy": 3 / 5},
+        "scored": 5, "unscored": 2, "failed": 1,
+        "groups": [{"name": "-", "accuracy": 1.0, "samples": 1}, {"name": "a", "accuracy": 1 / 3, "samples": 3},
+                   {"name": "b", "accuracy": 1.0, "samples": 1}]}
+    probes = benchmark_metrics("probes", records)
+    assert probes.rule == "accuracy per category" and probes.groups == tet.groups
+    assert summary_line(probes) == ("mean over categories 77.8%, accuracy 60.0% (scorer official: accuracy per "
+                                    "category); 5 scored, 1 of them failed, 2 unlabelled (not scored)")
+    nothing = benchmark_metrics(None, records[5:])
+    assert summary_line(nothing) == ("nothing scored (scorer official: accuracy per category); 0 scored, 0 of them "
+                                     "failed, 2 unlabelled (not scored)")
+    assert benchmark_metrics(None, []).as_dict()["groups"] == []

@@ -25,7 +25,7 @@ from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import lmms_blink_letter, lmms_blindtest_parse, lmms_vstar_letter, render
 from trompe_agents.datasets.scorers import vlmeval_yes_no
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 
 from replicas import write_blindtest_hf
 from test_answer_types import SCRIPTED, scripted_on_path  # noqa: F401 -- the fixture puts the models on the path
@@ -270,7 +270,7 @@ def test_saved_replies_written_as_result_lines_are_scored_and_each_says_which_ru
     assert figures["decided_by"]["items"] == {"val_Relative_Depth_1": "named letter, first sentence",
                                               "val_Relative_Depth_2": "token after stray tokens",
                                               "val_Jigsaw_1": "refusal"}
-    assert figures["scorers"] == ["official", "lmms-eval"]
+    assert figures["scorers"] == ["official", "lmms-eval", "vlmevalkit"]
 
 
 def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per_item(tmp_path):
@@ -299,6 +299,8 @@ def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per
                                   "ci95": figures["groups"][0]["ci95"]},
                                  {"name": "Relative_Depth", "accuracy": 1.0, "samples": 2, "right": 2,
                                   "ci95": figures["groups"][1]["ci95"]}]
-    with pytest.raises(SystemExit, match="--judge-backend: only BLINK's official scorer"):
+    with pytest.raises(SystemExit, match="--judge-backend: blink lmms-eval has no model matcher; these do: blink "
+                       "official, blink vlmevalkit, vstar vlmevalkit, hallusionbench official, hallusionbench "
+                       "lmms-eval, hallusionbench vlmevalkit"):
         illusion_agent(["score", str(out), "--scorer", "lmms-eval", "--judge-backend", "function",
                         "--judge-model", "scripted_answers:judge_says_b"])

@@ -10,7 +10,7 @@ import pytest
 from trompe_agents.datasets.base import DatasetError
 from trompe_agents.datasets.load import detect_format, load_dataset
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 
 from replicas import write_vlmevalkit_tsv
 

@@ -18,7 +18,9 @@ else:
 from trompe_agents.backends.function import FunctionBackend  # noqa: E402
 from trompe_agents.executors import create_executor  # noqa: E402
 from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
-from trompe_agents.illusion.runner import RunOptions, read_meta, run_samples  # noqa: E402
+from trompe_agents.illusion.runmeta import read_meta  # noqa: E402
+from trompe_agents.illusion.runner import run_samples  # noqa: E402
+from trompe_agents.illusion.runoptions import RunOptions  # noqa: E402
 from trompe_agents.toolclient import ToolClient  # noqa: E402
 
 from executorkit import SCRIPTED, comparable, gate, result_lines, run_cli, spec_for  # noqa: E402

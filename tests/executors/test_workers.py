@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trompe_agents.executors import create_executor
-from trompe_agents.illusion.runner import read_meta
+from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.trace import read_events
 
 from executorkit import comparable, gate, result_lines, run_cli, spec_for

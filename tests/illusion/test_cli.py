@@ -4,7 +4,7 @@
 import pytest
 
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 from trompe_agents.trace import read_events
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")

@@ -6,7 +6,8 @@ import errno
 
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
 
 from .scripted import line_then_yes

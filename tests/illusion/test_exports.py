@@ -1,5 +1,6 @@
 """Results out of the HTML: `report --json` on stdout, report/samples.csv with the documented columns, the summary
-in lmms-eval's results shape, each chart as an SVG file with titled axes, and a readable settings table."""
+in lmms-eval's results shape, each chart as an SVG file with titled axes (and a PNG of it), and a readable settings
+table."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from pathlib import Path
 
 import pyarrow.csv
 import pytest
+from PIL import Image
 from hypothesis import given
 from hypothesis import strategies as st
 
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.export import CSV_COLUMNS
 from trompe_agents.illusion.plots import nice_ticks, tick_label
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 SCRIPTED = ["--backend", "function", "--model", "scripted:line_then_yes", "--no-progress"]
@@ -83,6 +85,8 @@ def test_every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_setting
         assert svg.startswith("<?xml") and "xmlns='http://www.w3.org/2000/svg'" in svg
         titles = re.findall(r"class='axis-title ([xy])-title'[^>]*>([^<]+)<", svg)
         assert [axis for axis, _ in titles] == ["x", "y"] and all(text.strip() for _, text in titles), path.name
+        width, height = (int(v) for v in re.search(r"width='(\d+)' height='(\d+)'", svg).groups())
+        assert Image.open(path.with_suffix(".png")).size == (2 * width, 2 * height)  # the same chart as a PNG
     psycho = (plots / "psychometric-ebbinghaus.svg").read_text()
     assert "effect strength drawn (magnitude; 0: genuine illusion)" in psycho
     assert "illusion-consistent answers (%)" in psycho
@@ -100,6 +104,7 @@ def test_every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_setting
     (plots / "psychometric-zollner.svg").write_text("<svg/>")  # a family an earlier report drew
     assert main(["report", str(out)]) == 0
     assert sorted(p.stem for p in plots.glob("*.svg")) == names  # no stale plot is left beside the new ones
+    assert sorted(p.stem for p in plots.glob("*.png")) == names
 
 
 def test_ticks_read_as_written():

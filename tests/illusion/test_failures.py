@@ -15,7 +15,8 @@ import pytest
 from netkit import free_port
 
 from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, main
-from trompe_agents.illusion.runner import STOP_AFTER, read_results
+from trompe_agents.illusion.results import read_results
+from trompe_agents.illusion.runner import STOP_AFTER
 from trompe_agents.illusion.stats import rate
 from trompe_agents.testing import FakeVendor, Reply, final
 from trompe_agents.trace import read_events

@@ -18,7 +18,10 @@ from trompe_agents.datasets.content import sample_digest
 from trompe_agents.illusion.identity import SCORERS, differences
 from trompe_agents.illusion.report import write_report
 from trompe_agents.illusion.submit import write_submission
-from trompe_agents.illusion.runner import META, RESULTS, RunOptions, read_meta, read_results, run_samples
+from trompe_agents.illusion.results import RESULTS, read_results
+from trompe_agents.illusion.runmeta import META, read_meta
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.probes import generate
 from trompe_agents.toolclient import ToolClient
 

@@ -73,6 +73,23 @@ def test_a_model_that_refuses_temperature_is_said_once_and_recorded(probe_dir, t
     assert any("refused temperature 0" in n for n in notes) and any("--model gemini-3-notemp" in n for n in notes)
 
 
+def test_a_refusal_found_in_the_requests_is_kept_in_run_json_too(probe_dir, tmp_path, capsys):
+    """Through `trompe illusion`: the 400 that drops the temperature is only seen mid-run; run.json keeps the line
+    the console said, once, beside the typed option the preset names."""
+    from trompe_agents.cli import main as trompe
+
+    out = tmp_path / "run"
+    with FakeVendor("gemini", script) as fake:
+        assert trompe(["illusion", "--backend", "gemini", "--base-url", fake.base_url, "--max-retries", "1",
+                       "--model", "gemini-3-notemp", "run", "--preset", "paper", "--dataset", str(probe_dir),
+                       "--task", "1", "--out", str(out), "--no-progress", "--concurrency", "1", "--limit", "2"]) == 0
+    said = [line.removeprefix("illusion-agent: preset paper: ") for line in capsys.readouterr().err.splitlines()
+            if "preset paper" in line]
+    notes = json.loads((out / "run.json").read_text())["preset"]["notes"]
+    assert notes == said and len(notes) == 2
+    assert notes[0].startswith("--model gemini-3-notemp given") and "refused temperature 0" in notes[1]
+
+
 def test_without_the_preset_model_json_records_that_no_temperature_was_sent(probe_dir, tmp_path):
     out = tmp_path / "run"
     with FakeVendor("gemini", script) as fake:

@@ -8,7 +8,8 @@ from pathlib import Path
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.report import write_report
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.illusion.stats import rate
 from trompe_agents.toolclient import ToolClient
 

@@ -27,8 +27,12 @@ from trompe_agents.illusion.job import WorkerSpec
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import Price
 from trompe_agents.backends.ratelimit import RateLimiter
-from trompe_agents.illusion.runner import (RESULTS, STOP_AFTER, RunOptions, RunStopped, Tally,
-                                           first_error, is_correct, read_meta, read_results, run_samples)
+from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.illusion.results import RESULTS, first_error, read_results
+from trompe_agents.illusion.runmeta import read_meta
+from trompe_agents.illusion.runner import STOP_AFTER, RunStopped, run_samples
+from trompe_agents.illusion.runoptions import RunOptions
+from trompe_agents.illusion.tally import Tally
 from trompe_agents.illusion.submit import MODEL_JSON, write_submission
 from trompe_agents.plugins import create_backend
 from trompe_agents.testing import FakeVendor, final
@@ -337,7 +341,7 @@ def test_bad_run_options_are_one_line_errors_naming_the_option():
     ("yes", "(Yes)", 1, True), ("no", "yes", 1, False), ("B", "(b)", 2, True), ("1", "1", 2, True),
     ("yes", "1", 2, False), ("A", None, 2, None), (None, "A", 2, None)])
 def test_answers_are_scored_against_labels_as_the_datasets_write_them(answer, label, task, correct):
-    assert is_correct(answer, label, task) is correct
+    assert is_correct(answer, label, task, None) is correct  # None: the item states no answer type
 
 
 def test_the_progress_bar_shows_accuracy_failures_tokens_and_cost():

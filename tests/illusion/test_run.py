@@ -18,7 +18,10 @@ from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import PRICES
 from trompe_agents.backends.ratelimit import RateLimiter
-from trompe_agents.illusion.runner import RunOptions, read_meta, read_results, run_samples
+from trompe_agents.illusion.results import read_results
+from trompe_agents.illusion.runmeta import read_meta
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.plugins import create_backend
 from trompe_agents.testing import FakeVendor, call, final, tool_results
 from trompe_agents.toolclient import ToolClient

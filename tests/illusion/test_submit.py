@@ -7,7 +7,8 @@ import pytest
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.illusion.submit import datacv_code, write_submission
 from trompe_agents.toolclient import ToolClient
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.runner import read_results
+from trompe_agents.illusion.results import read_results
 
 HERE = Path(__file__).parent
 

@@ -14,7 +14,8 @@ from trompe_agents.datasets.load import load_dataset, resolve_task
 from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import OFFICIAL, scorers_for
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.testing import dataset_files as files
 from trompe_agents.toolclient import ToolClient
 

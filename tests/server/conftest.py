@@ -1,12 +1,15 @@
-"""Server-test fixtures: apps with the test plugin, the README's plugin installed as a distribution, a Redis."""
+"""Server-test fixtures: apps with the test plugin, the README's plugin installed as a distribution, a Redis,
+an S3 server."""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pytest
 
 from rediskit import RedisServer
+from s3kit import CREDENTIALS, S3Server, registry_url
 from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin, install_distribution
 
 
@@ -34,6 +37,38 @@ def redis_url(redis_server):
     with redis_server.client() as client:
         client.flushall()
     return redis_server.url
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    """One real S3-compatible server per module, a fresh bucket per test (`own_s3` for a test that stops it);
+    none outlives its module, so the sandbox tests' count of stray processes stays theirs."""
+    server = S3Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_s3():
+    """An S3 server of this test's own, for tests that kill or pause it."""
+    server = S3Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_credentials(monkeypatch):
+    """The S3 test credentials in the environment, where boto3 (and replicas started by the test) find them."""
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+
+
+@pytest.fixture
+def s3_url(redis_url, s3_server, s3_credentials):
+    """A `redis+s3://` registry URL on a fresh Redis database and a fresh bucket of the module's S3 server."""
+    return registry_url(redis_url, s3_server, s3_server.bucket(f"trompe-{secrets.token_hex(6)}"))
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
-"""A stdio server answers its first tools/list without loading what only a tool call needs.
+"""A stdio server answers its first tools/list without loading what only a tool call needs, and without
+starting any other process.
 
 numpy was 55% of trompe's own share of the cold start (bench/cold_start.py, bench/README.md "Server cold
 start"); the encoder, the image decoder and the built-in plugins import it, and torch, when a call needs them.
+`ctypes.util.find_library("c")`, which the malloc tuning used, ran `ldconfig -p` (or a compiler) at every start.
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
+
+import pytest
 
 HANDSHAKE = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -17,11 +22,33 @@ HANDSHAKE = [
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
 DEFERRED = ("numpy", "simplejpeg", "torch", "transformers")  # loaded by the first call that needs them
+NEVER_AT_START = ("ctypes.util",)  # finds libraries by running ldconfig or a compiler
+# Audit events (https://docs.python.org/3/library/audit_events.html) of every way Python starts a process.
+SPAWNS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.forkpty", "os.spawn", "os.system")
+SERVER = f"""
+import sys
+def heard(event, args):
+    if event in {SPAWNS!r}:
+        print("spawned:", event, repr(args)[:200], file=sys.stderr, flush=True)
+sys.addaudithook(heard)
+from trompe_server.cli import main
+main()
+"""
 
 
-def modules_loaded_until_first_listing() -> tuple[set[str], int]:
-    """Top-level modules a real stdio server imported by its tools/list reply (-X importtime), and tool count."""
-    child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", "from trompe_server.cli import main; main()"],
+@dataclass(frozen=True)
+class Start:
+    """What a real stdio server did by its first tools/list reply."""
+
+    modules: set[str]  # every module imported (-X importtime), dotted names
+    spawned: list[str]  # every process it started, as the audit hook heard it
+    tools: int
+
+
+@pytest.fixture(scope="module")
+def start() -> Start:
+    """One real stdio server, handshake and tools/list as plain JSON-RPC lines; its stdin then closes."""
+    child = subprocess.Popen([sys.executable, "-X", "importtime", "-c", SERVER],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         child.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE).encode())
@@ -33,12 +60,17 @@ def modules_loaded_until_first_listing() -> tuple[set[str], int]:
         except subprocess.TimeoutExpired:
             child.kill()
             raise
-    names = {line.rsplit("|", 1)[1].strip() for line in stderr.decode().splitlines()
-             if line.startswith("import time:") and "|" in line}
-    return {name.split(".")[0] for name in names}, tools
+    lines = stderr.decode().splitlines()
+    modules = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:") and "|" in line}
+    return Start(modules, [line for line in lines if line.startswith("spawned:")], tools)
 
 
-def test_tools_are_listed_before_numpy_or_torch_load():
-    loaded, tools = modules_loaded_until_first_listing()
-    assert tools > 10 and "PIL" in loaded and "trompe_draw" in loaded  # the server and its plugins did start
+def test_tools_are_listed_before_numpy_or_torch_load(start):
+    loaded = {name.split(".")[0] for name in start.modules}
+    assert start.tools > 10 and "PIL" in loaded and "trompe_draw" in loaded  # the server and its plugins did start
     assert not loaded & set(DEFERRED), f"imported before the first call: {sorted(loaded & set(DEFERRED))}"
+    assert not start.modules & set(NEVER_AT_START), sorted(start.modules & set(NEVER_AT_START))
+
+
+def test_starting_the_server_starts_no_other_process(start):
+    assert start.tools > 10 and start.spawned == []

@@ -13,6 +13,7 @@ from mcp import Client
 from imagekit import data_url, gradient
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.redis_storage import PREFIX
+from trompe_server.wire import FAILURE_META
 
 RECORDS = {  # what an entry of a session's records hash is replaced with
     "not json": b"\x80\x04not json at all",
@@ -62,3 +63,16 @@ async def test_damaged_pixels_are_a_clear_error(stored, pixels):
     assert_clear(await client.call_tool("crop", {"session": victim, "image": "original", "box": [0, 0, 8, 8]}))
     fine = await client.call_tool("crop", {"session": healthy, "image": "original", "box": [0, 0, 8, 8]})
     assert not fine.is_error, fine.content[0].text
+
+
+@pytest.mark.parametrize("raw, why", [(RECORDS["no digest"], "KeyError: 'digest'"),
+                                      (RECORDS["a digest that is a number"], "TypeError: digest is int")])
+async def test_a_damaged_entry_is_named_in_full_and_marked_as_the_servers_doing(stored, redis_url, raw, why):
+    """The whole line a caller reads, and the failure _meta that tells a client it is not its arguments' fault."""
+    client, r, victim, _ = stored
+    r.hset(f"{PREFIX}:s:{victim}:records", "original", raw)
+    result = await client.call_tool("list_images", {"session": victim})
+    assert result.content[0].text == (f"Error executing tool list_images: registry: the shared registry (Redis at "
+                                      f"{redis_url}) holds a damaged entry for image 'original' ({why}); only "
+                                      "trompe-server should write under its key prefix")
+    assert result.meta[FAILURE_META] == "registry"

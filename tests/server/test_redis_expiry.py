@@ -4,7 +4,8 @@ The key layout is redis_scripts.py's docstring. After a workload through two rep
 redis-server (opens with and without request ids, tool outputs, retried appends, pixels shared between
 sessions, closes, evictions), the keyspace is scanned: each key has a TTL a little over the idle timeout,
 except the indexes that change only together with the live sessions, which hold exactly those. Then the
-sessions are left idle, and Redis itself removes every per-session key.
+sessions are left idle, and Redis itself removes every per-session key. On `redis+s3` the same holds, and the
+sweep then deletes the forgotten sessions' objects from the bucket.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from imagekit import gradient
 from trompe_server.limits import Limits
 from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
+from trompe_server.s3_storage import S3Storage
 
 PREFIX = "expiry"
 IDLE = 2.0  # seconds: the keys' TTL is a little over it (RedisStorage._ttl)
@@ -28,9 +30,12 @@ def is_index(key: str) -> bool:
     return key in INDEXES or key.startswith(f"{PREFIX}:c:")
 
 
-@pytest.fixture
-def replicas(redis_url):
-    registries = [Registry(LIMITS, RedisStorage(redis_url, LIMITS.memory_budget, PREFIX)) for _ in range(2)]
+@pytest.fixture(params=["redis", "s3"])
+def replicas(request, redis_url):
+    """Two replicas' registries on one Redis (on `redis+s3`, with their pixels in one bucket)."""
+    storage, url = (RedisStorage, redis_url) if request.param == "redis" else \
+        (S3Storage, request.getfixturevalue("s3_url"))
+    registries = [Registry(LIMITS, storage(url, LIMITS.memory_budget, PREFIX)) for _ in range(2)]
     yield registries
     for registry in registries:
         registry.close()
@@ -90,5 +95,10 @@ def test_sessions_left_idle_vanish_from_redis_without_anyone_closing_them(redis_
             assert time.monotonic() < deadline, f"still there: {sorted(k for k in keys(client) if not is_index(k))}"
             time.sleep(0.2)
         # the next open prunes the indexes of the sessions Redis forgot
-        replicas[0].open_session("c", "original", gradient(), "test")
+        session, _ = replicas[0].open_session("c", "original", gradient(), "test")
         assert client.zcard(f"{PREFIX}:sessions") == 1 and client.hlen(f"{PREFIX}:owners") == 1
+    storage = replicas[0].storage
+    if isinstance(storage, S3Storage):  # and the sweep empties the bucket of what Redis forgot
+        storage.sweep()
+        objects = storage.s3.list_objects_v2(Bucket=storage.bucket).get("Contents", [])
+        assert [item["Key"].split("/")[1] for item in objects] == [session]

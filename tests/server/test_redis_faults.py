@@ -28,7 +28,8 @@ from serverkit import stop
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.runner import RunOptions, run_samples
+from trompe_agents.illusion.runner import run_samples
+from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.probes import generate
 from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
 from trompe_server.wire import FAILURE_META, REQUEST_META

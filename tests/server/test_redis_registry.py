@@ -128,6 +128,23 @@ def test_local_cache_stays_within_the_memory_budget(redis_url):
         registry.close()
 
 
+def test_pixels_a_replica_holds_are_read_from_its_memory_not_from_redis(redis_server, redis_url):
+    """The cache spares a tool call a Redis round trip and a decompression: a read of cached pixels sends no GET."""
+    registry = Registry(Limits(), RedisStorage(redis_url, memory_budget=10 * 64 * 48 * 3))
+    try:
+        session = registry.create_session()
+        registry.add_input(session, "image_2", gradient(), "test")
+        with redis_server.client() as client:
+            client.config_resetstat()
+            assert same_pixels(registry.load(session, "image_2"), gradient())
+            assert "cmdstat_get" not in client.info("commandstats")
+            registry.storage.cache.clear()  # the same read without it goes to Redis
+            assert same_pixels(registry.load(session, "image_2"), gradient())
+            assert client.info("commandstats")["cmdstat_get"]["calls"] == 1
+    finally:
+        registry.close()
+
+
 OPERATIONS = st.lists(st.one_of(
     st.tuples(st.just("input"), st.sampled_from(["original", "image_2", "img_001", "bad name"])),
     st.tuples(st.just("output"), st.integers(1, 40), st.integers(1, 30)),

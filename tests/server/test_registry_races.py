@@ -2,7 +2,8 @@
 
 Tool calls run in threads and replicas share Redis, so a session can be closed, or evicted by opens elsewhere,
 between two steps of one registry call. `Meanwhile` scripts that moment on a real storage: right after one
-storage step, the other party's call runs on the same storage. Each test runs on memory and on a real Redis.
+storage step, the other party's call runs on the same storage. Each test runs on memory, on a real Redis, and on
+a real Redis with the pixels in a real S3-compatible server.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from trompe_server.limits import Limits
 from trompe_server.memory_storage import MemoryStorage
 from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
+from trompe_server.s3_storage import S3Storage
 from trompe_server.storage import Refused
 
 
@@ -40,7 +42,7 @@ class Meanwhile:
         return then
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "s3"])
 def shared_storage(request):
     """A factory of storages shared with an imagined second replica; each is closed after the test."""
     made = []
@@ -48,8 +50,10 @@ def shared_storage(request):
     def factory(limits: Limits):
         if request.param == "memory":
             storage = MemoryStorage(limits.memory_budget)
-        else:
+        elif request.param == "redis":
             storage = RedisStorage(request.getfixturevalue("redis_url"), limits.memory_budget)
+        else:
+            storage = S3Storage(request.getfixturevalue("s3_url"), limits.memory_budget)
         made.append(storage)
         return storage
 

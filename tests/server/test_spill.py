@@ -16,7 +16,7 @@ from serverkit import same_pixels
 from trompe_server.errors import ToolInputError
 from trompe_server.limits import Limits
 
-ONE = 64 * 48 * 3  # the bytes of one gradient()
+ONE = 64 * 48 * 4  # the RAM one gradient() takes: Pillow keeps RGB at 4 bytes a pixel, as the budget counts it
 
 
 def test_spilled_images_of_sessions_with_the_same_ids_keep_their_own_pixels(make_app):
@@ -45,7 +45,7 @@ def test_an_image_larger_than_a_spill_band_comes_back_exact(make_app):
 
 def test_images_that_spill_later_keep_their_session_apart(make_app):
     """RAM holds one image: each new one pushes the older to disk, where sessions sharing ids must not mix."""
-    one = 40 * 30 * 3
+    one = 40 * 30 * 4
     registry = make_app(Limits(memory_budget=one + 100)).registry
     pictures = {shade: Image.new("RGB", (40, 30), (shade, 255 - shade, 7)) for shade in (10, 200)}
     sessions = {shade: registry.open_session("local", "original", im, f"{shade}.png")[0]

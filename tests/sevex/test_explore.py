@@ -44,6 +44,10 @@ async def test_exploration_grows_the_tree_and_finds_the_crop_idea(tmp_path, dev_
     # The sandbox escape failed its node (every sample forbidden) and the search went on.
     secret = next(n for n in executed if "secret" in n.idea)
     assert secret.reward == 0 and all(r["error_kind"] == "forbidden" for r in secret.experiment.results)
+    page = render(tmp_path / "run")  # `sevex show` says why the node scored 0, under the node
+    assert page.count("<p class=failures>") == 1
+    assert page.split(f'id="node-{secret.id}"')[1].split("<details")[0].count(
+        "<p class=failures>6 of 6 sample runs failed: forbidden 6</p>") == 1
     # Crop-the-left-half answers every sample correctly and is the best node.
     assert "Crop the left half" in best.idea and best.reward == 1.0
     # Semantic back-propagation: the insights of every executed descendant reached the root.

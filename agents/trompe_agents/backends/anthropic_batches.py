@@ -4,6 +4,8 @@ Requests made within `window` seconds of one another (the run's concurrent sampl
 is polled every `poll` seconds until it ends, and each caller gets its own result by `custom_id`
 (platform.claude.com/docs/en/build-with-claude/batch-processing). A result that errored is raised as the HTTP error
 it stands for, so the retry policy reads it like any other; an expired or canceled one is retried as overloaded.
+Only requests without tools are batched: a request with tools is refused (`BATCH_WITH_TOOLS`), and the illusion
+agent refuses a run with tools up front, before its router's batch.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+# Batches suit work of one request per answer; a ReAct round with tools would wait for its own batch, every round.
+BATCH_WITH_TOOLS = ("--service-tier batch fits single-request work (--no-tools baselines, router classification, "
+                    "SEVEX target inference); with tools every round would wait up to 24 hours for its own batch: "
+                    "add --no-tools, or use --service-tier standard")
 BATCH_WAIT = 24 * 3600.0  # a batch ends within 24 hours (then its unprocessed requests expire)
 MAX_REQUESTS = 10_000  # requests per batch (more go out in the next one)
 # the HTTP status each documented error type stands for (docs.claude.com/en/api/errors)

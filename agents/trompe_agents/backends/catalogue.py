@@ -61,12 +61,23 @@ class ImageLimits:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens; cache reads/writes default to the input price when a vendor bills none apart."""
+    """USD per million tokens; cache reads/writes default to the input price when a vendor bills none apart. A
+    request whose prompt is over `long_above` input tokens is billed whole at `long` (genai-prices' tier: the
+    vendors' long-context rate, e.g. Claude over 200k, GPT-6.1 over 272k)."""
 
     input: float
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
+    long_above: int | None = None
+    long: Price | None = None
+
+    def scaled(self, factor: float) -> Price:
+        """Every rate times `factor` (a tier's documented discount), the long-context rate included."""
+        def times(p: float | None) -> float | None:
+            return None if p is None else p * factor
+        return Price(self.input * factor, self.output * factor, times(self.cache_read), times(self.cache_write),
+                     self.long_above, self.long.scaled(factor) if self.long else None)
 
 
 @dataclass(frozen=True)
@@ -218,7 +229,8 @@ def models_toml() -> str:
 
 @functools.cache
 def market_price(vendor: str, model: str, service_tier: str = "") -> Price | None:
-    """genai-prices' list price of `model` (its base tier, USD per million tokens), or None where it has none."""
+    """genai-prices' list price of `model` (USD per million tokens) with its long-context tier, or None where it has
+    none."""
     provider = PRICE_PROVIDER.get(vendor)
     try:
         from genai_prices import data_snapshot
@@ -232,17 +244,25 @@ def market_price(vendor: str, model: str, service_tier: str = "") -> Price | Non
         return None
     prices = found.get_prices(datetime.now(UTC), {"service_tier": service_tier} if service_tier else None)
 
-    def base(name: str) -> float | None:
-        value = getattr(prices, name, None)
-        return None if value is None else float(getattr(value, "base", value))
+    def rate(value: Any, start: int | None = None) -> float | None:
+        """One price key's rate: its base, or its tier from `start` (the base where that key has none)."""
+        if value is None:
+            return None
+        tier = [t.price for t in getattr(value, "tiers", ()) if t.start == start]
+        return float(tier[0] if tier else getattr(value, "base", value))
 
-    inp, out = base("input_mtok"), base("output_mtok")
-    if inp is None or out is None:
+    values = [getattr(prices, name, None) for name in ("input_mtok", "output_mtok", "cache_read_mtok",
+                                                        "cache_write_mtok")]
+    if values[0] is None or values[1] is None:
         return None
-    price = Price(inp, out, base("cache_read_mtok"), base("cache_write_mtok"))
+    starts = {t.start for v in values for t in getattr(v, "tiers", ())}
+    if len(starts) > 1:  # a cliff per threshold, which one long-context rate cannot bill (none in the data today):
+        return None  # an unknown cost (warned, naming --price) rather than a wrong one
+    start = min(starts, default=None)
+    long = Price(*(rate(v, start) for v in values)) if start is not None else None  # type: ignore[arg-type]
+    price = Price(*(rate(v) for v in values), long_above=start, long=long)  # type: ignore[arg-type]
     if service_tier and (vendor, service_tier) in TIER_DISCOUNT and price == market_price(vendor, model):
-        f = TIER_DISCOUNT[vendor, service_tier]  # genai-prices has no variant for the tier: the documented discount
-        price = Price(inp * f, out * f, *(None if p is None else p * f for p in (price.cache_read, price.cache_write)))
+        price = price.scaled(TIER_DISCOUNT[vendor, service_tier])  # genai-prices has no variant: the documented rate
     return price
 
 

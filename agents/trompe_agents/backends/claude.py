@@ -25,7 +25,8 @@ they write between tool calls (thinking blocks) reaches the trace as `sent.narra
 `--service-tier batch` sends every request through Message Batches (anthropic_batches.py) at half price: requests
 within `batch_window` seconds (default 2) share a batch, polled every `batch_poll` seconds (default 30); a request
 then waits up to 24 hours. It fits single-request work (`--no-tools` baselines, router classification, SEVEX target
-inference); with tools every round waits for its own batch.
+inference) only: a request with tools, where each ReAct round would wait for its own batch, is refused in one line
+(`invalid_request`, nothing sent).
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from typing import Any
 
 import anthropic
 
+from ..failures import ErrorKind
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
-from .anthropic_batches import BATCH_WAIT, Batcher, BatchResultError
-from .base import BackendOptions
+from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
+from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
 from .replycap import event_hooks, max_reply_bytes
 from .retry import Failure, Sleep
@@ -91,6 +93,12 @@ class ClaudeBackend(VendorBackend):
                                poll=_seconds(options.extra, "batch_poll", 30.0)) \
             if options.service_tier == "batch" else None
         super().__init__(options, sleep)
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema], **kwargs: Any) -> Turn:
+        """A round; on the batch tier only one without tools (a ReAct round would wait for a batch each time)."""
+        if self.batcher is not None and tools:
+            raise BackendError(f"{self.name}: {BATCH_WITH_TOOLS}", ErrorKind.INVALID_REQUEST)
+        return await super().complete(messages, tools, **kwargs)
 
     @property
     def deadline(self) -> float:

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import weakref
 from typing import Any
 
+import httpx2
 from google import genai
 from google.genai import errors, types
 
@@ -28,6 +30,7 @@ from .base import BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, lookup, nearest_effort
 from .retry import Failure, Sleep
 from .error_kinds import gemini_failure, transport_failure
+from .replycap import event_hooks, max_reply_bytes
 from .vendor import VendorBackend, api_key, result_text, system_text
 from .vendor import tool_call as neutral_call
 
@@ -84,18 +87,28 @@ class GeminiBackend(VendorBackend):
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
         self.synthetic = itertools.count(1)
+        # each genai client -> the httpx2 client it reads with (one left on an earlier event loop goes with it)
+        self.transports: weakref.WeakKeyDictionary[genai.Client, httpx2.AsyncClient] = weakref.WeakKeyDictionary()
         super().__init__(options, sleep)
 
     def new_client(self) -> genai.Client:
+        """A client reading replies through an httpx2 client of ours with the byte cap's hooks: google-genai's
+        default aiohttp session takes none, so a huge reply would be read whole. One per event loop
+        (VendorBackend.client), closed by close_client, since the SDK leaves a client it was given open."""
         options = self.options
+        key = api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY")
+        transport = httpx2.AsyncClient(event_hooks=event_hooks(max_reply_bytes(options.extra)))
         http = types.HttpOptions(base_url=options.base_url, api_version=options.extra.get("api_version", "v1beta"),
-                                 timeout=int(options.timeout * 1000))
-        # google-genai reads replies with its own aiohttp session, which takes no hooks: no byte cap here (the
-        # --timeout deadline still bounds a reply); its httpx2 path would break closing across event loops
-        return genai.Client(api_key=api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY"), http_options=http)
+                                 timeout=int(options.timeout * 1000), httpx_async_client=transport)
+        client = genai.Client(api_key=key, http_options=http)
+        self.transports[client] = transport
+        return client
 
     async def close_client(self, client: genai.Client) -> None:
         await client.aio.aclose()
+        transport = self.transports.pop(client, None)
+        if transport is not None:
+            await transport.aclose()
 
     def to_contents(self, model: str, messages: list[Message]) -> list[types.Content]:
         """Neutral messages as Contents; each run of tool results becomes one user turn."""

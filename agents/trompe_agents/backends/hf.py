@@ -8,6 +8,10 @@ family's own turn format: ChatML with `<|vision_start|><|image_pad|><|vision_end
 first user turn. Images of rounds older than `--keep-images` become a stub, as with the hosted backends.
 A tokenizer that ships its own `response_template` (Gemma 4: `<|tool_call>call:NAME{...}<tool_call|>`) has its
 replies read by transformers' `parse_response` with it; the `<tool_call>` parser reads every other model's.
+A model's own template that writes only the text of a tool result (Gemma 4's) gets the result's images in a user
+turn after it, and one that writes the text beside a call after its results (Gemma 4's) gets that text as the
+call's reasoning. A processor that cannot be built here (Gemma 4's needs torchvision) leaves the tokenizer: text and
+tools work, a conversation with images fails in one line.
 GPU with bfloat16 when CUDA is present, CPU with float32 otherwise; greedy decoding.
 """
 
@@ -111,6 +115,88 @@ def template_variables(tokenizer: Any, processor: Any) -> dict[str, Any]:
     return {"style": style, "image_placeholder": image, "bos": tokenizer.bos_token or ""}
 
 
+def short(exc: BaseException) -> str:
+    """An error's text on one line, cut to what a message can carry (transformers' run to pages)."""
+    return " ".join(str(exc).split())[:300]
+
+
+def load_processor(model: str, local: bool) -> tuple[Any, str | None]:
+    """The model's processor; else (it cannot be built here: Gemma 4's needs torchvision for its video part) its
+    tokenizer alone, with the reason its images cannot be read: text and tools still work, images fail closed."""
+    from transformers import AutoProcessor, AutoTokenizer
+
+    try:
+        return AutoProcessor.from_pretrained(model, local_files_only=local), None
+    except (OSError, ValueError, ImportError) as exc:
+        tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local)
+        return tokenizer, f"hf: {model!r} has no image processor here, so its images cannot be read ({short(exc)})"
+
+
+def probe(processor: Any, said: str, result: list[dict[str, Any]]) -> str:
+    """The model's own template on one round: a question, a call with `said` beside it, its `result`."""
+    call = {"role": "assistant", "content": said,
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]}
+    return processor.apply_chat_template([{"role": "user", "content": [{"type": "text", "text": "q"}]}, call,
+                                          {"role": "tool", "name": "f", "content": result}], tokenize=False)
+
+
+def template_habits(processor: Any) -> tuple[bool, bool]:
+    """How the model's own template writes a tool round: whether it writes a tool result's images (Qwen3-VL's does;
+    Gemma 4's writes only the text of `role: tool` messages), and whether it writes the text beside a call after
+    the call's results (Gemma 4's, which takes that text as what the model said next and closes its turn)."""
+    from jinja2 import TemplateError
+
+    text = [{"type": "text", "text": "RESULT"}]
+    try:
+        images = probe(processor, "", text) != probe(processor, "", [*text, {"type": "image"}])
+        said = probe(processor, "SAID", text)
+    except (TemplateError, ValueError, TypeError, KeyError):  # a template that cannot render the probe: as before
+        return True, False
+    return images, "SAID" in said and said.index("SAID") > said.index("RESULT")
+
+
+def to_chat(messages: list[Message], tool_images: bool = True, system_text: bool = False,
+            said_as_reasoning: bool = False) -> list[dict[str, Any]]:
+    """Neutral messages in the transformers chat format; images as PIL images. Where the model's template keeps
+    only the text of a tool result (`tool_images` false: Gemma 4), its images follow the tool results as a user
+    turn, each after its id, so the model still sees what the tool drew; `system_text` gives the system turn as one
+    string (the models' own templates read it so: Gemma 4's would print a list of parts as it is). Where the
+    template writes the text beside a call after the call's results (`said_as_reasoning`: Gemma 4), that text goes
+    back as the call's reasoning, which it writes before the call, so the next prompt still opens a model turn."""
+    from PIL import Image
+
+    def content(parts: list[Any]) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": p.text} if isinstance(p, TextPart)
+                else {"type": "image", "image": Image.open(io.BytesIO(p.data)).convert("RGB")} for p in parts]
+
+    chat: list[dict[str, Any]] = []
+    held: list[Any] = []  # tool images the template would drop, for the user turn after the tool results
+    for m in messages:
+        if held and m.role != "tool":
+            chat.append({"role": "user", "content": content(held)})
+            held = []
+        parts = m.parts
+        if m.role == "tool" and not tool_images:
+            parts = [p for p in m.parts if isinstance(p, TextPart)]
+            held += [q for p in m.images for q in (TextPart(f"{p.id}:"), p)]
+        entry: dict[str, Any] = {"role": m.role, "content": m.text if system_text and m.role == "system"
+                                 else content(parts)}
+        if m.tool_calls and said_as_reasoning and m.text:
+            entry.update(content=[], reasoning_content=m.text)
+        if m.tool_calls:
+            entry["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments":
+                                    c.arguments if c.arguments is not None else c.raw_arguments}}
+                                   for c in m.tool_calls]
+        if m.role == "tool":
+            entry["name"] = m.tool_name
+        chat.append(entry)
+    if held:
+        chat.append({"role": "user", "content": content(held)})
+    if chat and chat[0]["role"] != "system":
+        chat.insert(0, {"role": "system", "content": "" if system_text else []})
+    return chat
+
+
 class HFBackend:
     """A transformers image-text-to-text model run in this process."""
 
@@ -120,7 +206,7 @@ class HFBackend:
                  generate_kwargs: dict[str, Any] | None = None, images: ImagePolicy | None = None):
         try:
             import torch
-            from transformers import AutoModelForImageTextToText, AutoProcessor
+            from transformers import AutoModelForImageTextToText
         except ImportError as exc:
             raise BackendError(f"the hf backend needs torch and transformers: pip install 'trompe[local]' "
                                f"({exc})") from None
@@ -129,15 +215,17 @@ class HFBackend:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
         try:
-            self.processor = AutoProcessor.from_pretrained(model, local_files_only=local)
+            self.processor, self.no_images = load_processor(model, local)
             self.net = AutoModelForImageTextToText.from_pretrained(model, dtype=dtype, local_files_only=local)
         except (OSError, ValueError) as exc:
-            raise BackendError(f"hf: cannot load model {model!r}: {' '.join(str(exc).split())[:300]}") from None
+            raise BackendError(f"hf: cannot load model {model!r}: {short(exc)}") from None
         self.net.to(self.device).eval()
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         own = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
         self.native_tools = bool(own) and "tools" in own
         self.template = None if self.native_tools else tool_template()
+        self.tool_images, self.said_as_reasoning = template_habits(self.processor) if self.native_tools \
+            else (True, False)
         self.max_new_tokens = max_new_tokens
         self.generate_kwargs = generate_kwargs or {}
         self.calls = 0
@@ -153,28 +241,9 @@ class HFBackend:
         return cls(options.model, options.extra.get("device"), options.extra.get("max_new_tokens", 512),
                    options.extra.get("generate_kwargs"), images)
 
-    @staticmethod
-    def chat(messages: list[Message]) -> list[dict[str, Any]]:
-        """Neutral messages in the transformers chat format; images as PIL images."""
-        from PIL import Image
-
-        def content(parts: list[Any]) -> list[dict[str, Any]]:
-            return [{"type": "text", "text": p.text} if isinstance(p, TextPart)
-                    else {"type": "image", "image": Image.open(io.BytesIO(p.data)).convert("RGB")} for p in parts]
-
-        chat = []
-        for m in messages:
-            entry: dict[str, Any] = {"role": m.role, "content": content(m.parts)}
-            if m.tool_calls:
-                entry["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments":
-                                        c.arguments if c.arguments is not None else c.raw_arguments}}
-                                       for c in m.tool_calls]
-            if m.role == "tool":
-                entry["name"] = m.tool_name
-            chat.append(entry)
-        if chat and chat[0]["role"] != "system":
-            chat.insert(0, {"role": "system", "content": []})
-        return chat
+    def chat(self, messages: list[Message]) -> list[dict[str, Any]]:
+        return to_chat(messages, self.tool_images, system_text=self.native_tools,
+                       said_as_reasoning=self.said_as_reasoning)
 
     def encode(self, messages: list[Message], tools: list[ToolSchema]) -> Any:
         extra = {} if self.native_tools else {"chat_template": self.template,
@@ -187,6 +256,8 @@ class HFBackend:
         import torch
 
         messages, _ = prepare_messages(messages, self.images)
+        if self.no_images and any(m.images for m in messages):
+            raise BackendError(self.no_images)
         inputs = self.encode(messages, tools)
         prompt = inputs["input_ids"].shape[1]
         with torch.inference_mode():

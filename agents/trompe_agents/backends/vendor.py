@@ -8,12 +8,13 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import anyio
 
 from ..failures import ErrorKind
-from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn
+from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions, MissingCredentials
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level,
@@ -226,6 +227,7 @@ class VendorBackend:
         response, notes = await self.retrier.run(attempt)
         turn = self.read(response)
         turn.model = turn.model or self.model
+        turn.usage = self.mark_long(turn.usage, turn.model)
         turn.sent = {**sent, **dropped, **notes, **turn.sent}  # read() may add (narration)
         return turn
 
@@ -277,6 +279,14 @@ class VendorBackend:
         info = self.info(model)
         level = thinking or self.thinking or ("medium" if info.thinks_by_default else None)
         return max_output_tokens + (THINKING_BUDGET[level] if level and info.thinking else 0)
+
+    def mark_long(self, usage: Usage, model: str) -> Usage:
+        """One request's usage, marked as wholly long-context (`Usage.long`) when its prompt is over the threshold
+        of the model that answered: the vendor bills all of it at the long-context rate."""
+        price = self.info(model).price_for(self.service_tier or "")
+        if price is None or price.long_above is None or usage.input_tokens <= price.long_above:
+            return usage
+        return replace(usage, long=replace(usage, long=None))
 
     @property
     def service_tier(self) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,3 +49,21 @@ class ListDataset:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+
+@dataclass
+class FileDataset:
+    """A dataset read afresh from its file each time it is iterated, so a run of 100k samples never holds them
+    all; built by `load_dataset(..., stream=True)` after one pass that checked every row and counted them."""
+
+    name: str
+    read: Callable[[], Iterator[Sample]]
+    length: int
+    counts: dict[str, int] = field(default_factory=dict)
+    format: str | None = None
+
+    def __iter__(self) -> Iterator[Sample]:
+        return self.read()
+
+    def __len__(self) -> int:
+        return self.length

@@ -1,22 +1,17 @@
-"""BLINK's model matcher as an opt-in fallback, through any configured backend.
+"""BLINK's model matcher: the request and the reading of its verdict (sent by judges.py, `--judge-backend`).
 
 The official pipeline (zeyofu/BLINK_Benchmark eval/multiple_choice.py `match_multiple_choice`, commit 2d6a779)
 asks gpt-3.5-turbo at temperature 0 which option an answer selects, "(Z)" when it refuses or selects none, for
-replies its token rule cannot read. `blink_match.match` reads most of those without a model; `judge_unread`
-sends only the replies it still finds no option in ("no option") to the judge, in our own wording of that
-request, and returns the letter per record id (None for "(Z)" or an unreadable verdict).
+replies its token rule cannot read. `blink_match.match` reads most of those without a model; only the replies
+it still finds no option in ("no option") go to the judge, in our own wording of that request.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from ..backends.base import Backend
-from ..messages import Message, TextPart
-from . import blink_match
 
 LETTERS = "ABCDE"
+NONE = "(Z)"  # no option: read by no rule, so the item is wrong
 VERDICT = re.compile(r"\(([A-EZ])\)")
 
 
@@ -33,23 +28,3 @@ def verdict(text: str, count: int) -> str | None:
     found = VERDICT.findall(text or "")
     letter = found[0] if found else None
     return f"({letter})" if letter and letter in LETTERS[:count] else None
-
-
-async def judge_one(backend: Backend, question: str, choices: list[str], reply: str) -> str | None:
-    turn = await backend.complete([Message("user", [TextPart(judge_prompt(question, choices, reply))])], [],
-                                  max_output_tokens=16)
-    return verdict(turn.message.text, len(choices))
-
-
-async def judge_unread(backend: Backend, records: list[dict[str, Any]], reply) -> dict[str, str | None]:
-    """Per record id, the judge's option for each labelled reply the deterministic matcher reads no option in.
-
-    `reply(record)` is the text the scorer reads (scorers.reply)."""
-    judged: dict[str, str | None] = {}
-    for record in records:
-        text, choices = reply(record), record.get("choices") or []
-        if record.get("label") is None or not text or not choices:
-            continue
-        if blink_match.match(text, choices).rule == "no option":
-            judged[str(record["id"])] = await judge_one(backend, str(record.get("question") or ""), choices, text)
-    return judged

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,13 @@ def _answer_type(value: str | None, where: str) -> str | None:
 def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     """Read the generic format; `images_root` overrides the folder image paths are relative to."""
     check_no_split(split, "generic JSONL", path)
+    return ListDataset(path.stem, list(iter_jsonl(path, images_root)))
+
+
+def iter_jsonl(path: Path, images_root: Path | None = None) -> Iterator[Sample]:
+    """The generic format's samples one at a time, each line checked as it is read (a FileDataset reads a large
+    probe set this way, never whole)."""
     root = (images_root or path.parent).resolve()
-    samples = []
     for where, row in read_json_lines(path):
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
@@ -72,8 +78,7 @@ def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = 
         check_types(row, where)
         images = [require_file(root / p, f"{where} (id {row['id']!r}), image") for p in row["images"]]
         answer = row.get("answer")
-        samples.append(Sample(id=str(row["id"]), images=images, question=row["question"],
-                              answer=None if answer is None else str(answer), choices=row.get("choices"),
-                              category=row.get("category"), metadata=row.get("metadata") or {},
-                              answer_type=_answer_type(row.get("answer_type"), where)))
-    return ListDataset(path.stem, samples)
+        yield Sample(id=str(row["id"]), images=images, question=row["question"],
+                     answer=None if answer is None else str(answer), choices=row.get("choices"),
+                     category=row.get("category"), metadata=row.get("metadata") or {},
+                     answer_type=_answer_type(row.get("answer_type"), where))

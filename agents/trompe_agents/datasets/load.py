@@ -5,21 +5,22 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..hookspecs import hookimpl
 from ..plugins import registered
 from . import answer_types
-from .base import DatasetError, ListDataset
+from .base import DatasetError, FileDataset, ListDataset
 from .blindtest import load_blindtest
 from .blink import load_blink
 from .datacv import load_datacv1, load_datacv2
 from .hallusionbench import load_hallusionbench
 from .illusionvqa import load_illusionvqa
-from .jsonl import PROBES_FILE, load_jsonl
+from .jsonl import PROBES_FILE, iter_jsonl, load_jsonl
 from .labels import join_labels
 from .parquet import parquet_columns
+from .splits import check_no_split
 from .tet import load_tet
 from .tsv import load_tsv
 from .vstar import load_vstar
@@ -112,7 +113,8 @@ def detect_format(path: Path) -> str:
 
 
 def load_dataset(path: Path | str, format: str | None = None, labels: Path | str | None = None,
-                 images_root: Path | str | None = None, split: str | None = None) -> ListDataset:
+                 images_root: Path | str | None = None, split: str | None = None,
+                 stream: bool = False) -> ListDataset | FileDataset:
     """Read a local dataset file or folder into samples.
 
     images_root: the folder image paths are resolved against, the way each benchmark's own code does (default:
@@ -122,10 +124,16 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     split: the Hugging Face split to read (default: the benchmark's labelled evaluation split; 'all': every
         split). Rows without an answer are kept but never scored; `counts['unlabelled']` says how many.
     labels: an optional id -> answer file joined onto the samples (see `labels.read_labels`).
+    stream: a generic JSONL file without --labels comes back as a FileDataset, read again whenever iterated
+        (every row is checked here all the same); other formats and label joins are read whole.
     """
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"dataset: file not found: {path}")
+    if stream and labels is None and (format or detect_format(path)) == "jsonl" and \
+            dataset_formats()["jsonl"] is load_jsonl:  # a plugin's own "jsonl" reads its own way
+        return _streamed_jsonl(path / PROBES_FILE if path.is_dir() else path,
+                               Path(images_root) if images_root is not None else None, split)
     try:
         kind = format or detect_format(path)
         loaders = dataset_formats()
@@ -146,7 +154,22 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     return dataset
 
 
-def agent_task(fmt: str, samples: list) -> int:
+def _streamed_jsonl(path: Path, images_root: Path | None, split: str | None) -> FileDataset:
+    """The generic format as a FileDataset: one checking pass now (errors at load time, as for a list), the
+    samples read again on every iteration."""
+    check_no_split(split, "generic JSONL", path)
+    length = unlabelled = 0
+    try:
+        for sample in iter_jsonl(path, images_root):
+            length += 1
+            unlabelled += sample.answer is None
+    except UnicodeDecodeError as err:
+        raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
+    return FileDataset(path.stem, lambda: iter_jsonl(path, images_root), length,
+                       {"unlabelled": unlabelled} if unlabelled else {}, "jsonl")
+
+
+def agent_task(fmt: str, samples: Iterable) -> int:
     """The illusion agent's task for a dataset: its format's, else 1 when every item is yes/no, else 2 (options,
     counts, grids, letters: Task II's prompt and analysis tools, with each item's own answer form)."""
     if fmt in AGENT_TASKS:
@@ -155,7 +178,7 @@ def agent_task(fmt: str, samples: list) -> int:
     return 1 if kinds <= {"yesno"} else 2
 
 
-def resolve_task(given: int | None, fmt: str, samples: list, path: Path) -> int:
+def resolve_task(given: int | None, fmt: str, samples: Iterable, path: Path) -> int:
     """--task, or the one the dataset's format implies; a contradiction is refused rather than run wrong."""
     inferred = agent_task(fmt, samples)
     if given is not None and fmt in AGENT_TASKS and given != inferred:

@@ -39,48 +39,63 @@ class Metrics:
                 "groups": [{"name": n, "accuracy": a, "samples": k} for n, a, k in self.groups]}
 
 
-SCORER_KEYS = ("task", "groundtruth")  # BlindTest's own task name and gold text, as the harness scorers read them
+# BlindTest's own task name and gold text, as the harness scorers read them; HallusionBench's reference answer,
+# which its GPT judge is shown (judges.py)
+SCORER_KEYS = ("task", "groundtruth", "gt_answer_details")
 
 
 def metric_keys(metadata: dict[str, Any]) -> dict[str, Any]:
-    """What a result record keeps of a sample's metadata for these metrics (HallusionBench's grouping keys,
-    BlindTest's HF task name and raw gold answer)."""
+    """What a result record keeps of a sample's metadata for these metrics (HallusionBench's grouping keys and
+    reference answer, BlindTest's HF task name and raw gold answer)."""
     return {k: metadata[k] for k in (*HALLUSION_KEYS, *SCORER_KEYS) if k in metadata}
 
 
-def _right(record: dict[str, Any]) -> bool:
-    return SampleResult.from_json(record).right
+# what a result record holds that no scorer reads (the agent's reasoning, tool calls, token counts, file paths):
+# left out of the records kept for a harness scorer, so scoring 100k records holds the few fields it needs
+UNSCORED_FIELDS = ("reasons", "tool_calls", "refused_calls", "unknown_calls", "roles", "usage", "stops", "images",
+                   "trace")
 
 
-def _grouped(records: list[dict[str, Any]], key) -> list[tuple[str, float, int]]:
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for record in records:
-        groups[key(record)].append(_right(record))
-    return [(name, sum(v) / len(v), len(v)) for name, v in sorted(groups.items())]
-
-
-def per_group(records: list[dict[str, Any]], rule: str, mean_name: str) -> Metrics:
-    """Accuracy per category and the mean over categories (BlindTest tasks, BLINK subtasks)."""
-    metrics = Metrics(rule, groups=_grouped(records, lambda r: str(r.get("category") or "-")))
+def per_group(groups: dict[str, list[int]], rule: str, mean_name: str) -> Metrics:
+    """Accuracy per category and the mean over categories (BlindTest tasks, BLINK subtasks), from each
+    category's [right, samples] counts."""
+    metrics = Metrics(rule, groups=[(name, right / n, n) for name, (right, n) in sorted(groups.items())])
     if metrics.groups:
         metrics.headline = {mean_name: sum(a for _, a, _ in metrics.groups) / len(metrics.groups),
-                            "accuracy": sum(map(_right, records)) / len(records)}
+                            "accuracy": sum(right for right, _ in groups.values()) /
+                            sum(n for _, n in groups.values())}
     return metrics
 
 
 def benchmark_metrics(fmt: str | None, records: Iterable[dict[str, Any]], scorer: str = OFFICIAL) -> Metrics:
-    """The named scorer's numbers over the labelled records; unlabelled and failed ones are counted."""
-    records = list(records)
-    labelled = [r for r in records if r.get("label") is not None]
+    """The named scorer's numbers over the labelled records; unlabelled and failed ones are counted.
+
+    The records are read once as they come (a run's summary streams them from results.jsonl): a set without a
+    harness scorer keeps only counts per category, a harness scorer the labelled records less UNSCORED_FIELDS."""
     check(fmt, scorer)
-    if fmt in registered_scorers():
+    harness = fmt in registered_scorers()
+    labelled: list[dict[str, Any]] = []
+    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    scored = unscored = failed = 0
+    for record in records:
+        if record.get("label") is None:
+            unscored += 1
+            continue
+        scored += 1
+        result = SampleResult.from_json(record)
+        failed += result.failed
+        if harness:
+            labelled.append({k: v for k, v in record.items() if k not in UNSCORED_FIELDS})
+        else:
+            counts = groups[str(record.get("category") or "-")]
+            counts[0] += result.right
+            counts[1] += 1
+    if harness:
         found = score(fmt, labelled, scorer)
         metrics = Metrics(found.rule, found.headline, found.groups, scorer=found.scorer)
     else:
-        metrics = per_group(labelled, RULES.get(fmt or "", "accuracy per category"), "mean over categories")
-    metrics.scored = len(labelled)
-    metrics.unscored = len(records) - len(labelled)
-    metrics.failed = sum(SampleResult.from_json(r).failed for r in labelled)
+        metrics = per_group(groups, RULES.get(fmt or "", "accuracy per category"), "mean over categories")
+    metrics.scored, metrics.unscored, metrics.failed = scored, unscored, failed
     return metrics
 
 

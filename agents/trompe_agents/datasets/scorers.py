@@ -24,7 +24,8 @@ from ..hookspecs import hookimpl
 from ..plugins import registered
 from ..records import SampleResult
 from ..replies import integer_text
-from . import blink_match
+from . import blink_match, vlmeval_match
+from .vlmeval_match import vlmeval_yes_no
 from .answers import extract, is_correct
 
 OFFICIAL = "official"
@@ -274,7 +275,8 @@ def hallusionbench_official(records: list[Record]) -> Score:
     `assign_correctness` counts an unclear VS question without a figure as right; aAcc = right / questions,
     qAcc = question groups category_subcategory_set_id_question_id all right, fAcc = figure groups
     category_subcategory_set_id_figure_id all right, VS figure 0 left out. The GPT-4 correctness judge is
-    replaced by trompe's yes/no reading of the reply (answers.py `yesno`; none found: unclear)."""
+    replaced by trompe's yes/no reading of the reply (answers.py `yesno`; none found: unclear); with
+    `--judge-backend` a model judges each reply against `gt_answer_details` instead (judges.py)."""
     return _hallusion(records, OFFICIAL, "tianyi-lab/HallusionBench utils.py (aAcc, qAcc, fAcc)")
 
 
@@ -287,34 +289,10 @@ def hallusionbench_lmms_eval(records: list[Record]) -> Score:
                       "lmms-eval hallusion_bench_image: official rules on the image split")
 
 
-def vlmeval_yes_no(text: str) -> str:
-    """VLMEvalKit `YOrN_Extraction` (vlmeval/dataset/utils/yorn.py at e8e78f0) over `process_punctuation`
-    (vlmeval/smp/misc.py): 'Yes' when the words hold yes and not no, 'No' the other way, else 'Unknown'."""
-    words = _vlmeval_punctuation(text.lower()).split()
-    if "yes" in words and "no" not in words:
-        return "Yes"
-    if "no" in words and "yes" not in words:
-        return "No"
-    return "Unknown"
-
-
-PUNCTUATION = [";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",",
-               "?", "!"]
-
-
-def _vlmeval_punctuation(text: str) -> str:
-    """`process_punctuation`: each mark dropped when spaced or when digits hold a comma, else made a space; then
-    periods not between digits dropped (at most 32 of them: `re.UNICODE` is passed as sub's count)."""
-    out = text
-    digit_comma = re.search(r"(\d)(,)(\d)", text) is not None
-    for mark in PUNCTUATION:
-        out = out.replace(mark, "" if (mark + " " in text or " " + mark in text) or digit_comma else " ")
-    return re.sub(r"(?<!\d)\.(?!\d)", "", out, count=int(re.UNICODE))
-
-
 def hallusionbench_vlmevalkit(records: list[Record]) -> Score:
     """VLMEvalKit HallusionBench (vlmeval/dataset/image_yorn.py `evaluate` and vlmeval/dataset/utils/yorn.py
-    `Hallusion_rating` at e8e78f0, exact matching, no judge): the reply's Yes/No/Unknown equals the answer;
+    `Hallusion_rating` at e8e78f0, exact matching; `--judge-backend` adds its judge for the replies read Unknown,
+    judges.py): the reply's Yes/No/Unknown equals the answer;
     aAcc = mean, fAcc = l2-category_set_id_figure_id groups all right, qAcc = l2-category_set_id_question_id
     groups all right (l2-category is the subcategory; VD and VS are not told apart; no figure left out).
     Only questions with a figure are scored: ImageBaseDataset drops rows without an image (image_base.py
@@ -354,7 +332,8 @@ def _choice_score(records: list[Record], fmt: str, right: Callable[[str, Record]
 
 def blink_official(records: list[Record]) -> Score:
     """BLINK's own pipeline (zeyofu/BLINK_Benchmark at 2d6a779): the reply's option by eval/test_benchmark.py
-    `analyze_answer` (commit 63137e4), its gpt-3.5 matcher replaced by `blink_match.match`; the prediction equals
+    `analyze_answer` (commit 63137e4), its gpt-3.5 matcher replaced by `blink_match.match` (and asked through
+    `--judge-backend` where that reads no option, judges.py); the prediction equals
     the "(A)"-style answer; eval/evaluate.py `eval_prediction`: accuracy per subtask, mean over subtasks."""
     def right(text: str, record: Record) -> bool:
         return blink_match.match(text, record.get("choices")).prediction == f"({record['label']})"
@@ -449,14 +428,40 @@ def vstar_lmms_eval(records: list[Record]) -> Score:
                  groups)
 
 
+def _vlmeval_mcq(records: list[Record], fmt: str, name: str) -> Score:
+    """ImageMCQDataset under exact matching: `can_infer` (vlmeval_match) equals the answer letter, else Z;
+    vlmeval/dataset/utils/multiple_choice.py `report_acc`: Overall = mean hit over items, then per category."""
+    def right(text: str, record: Record) -> bool:
+        return vlmeval_match.exact_matching(text, record.get("choices")).letter == record["label"]
+
+    groups = _choice_score(records, fmt, right)
+    return Score("vlmevalkit", f"VLMEvalKit {name} (ImageMCQDataset, report_acc): Overall over items",
+                 {"Overall": _micro(groups)}, groups)
+
+
+def blink_vlmevalkit(records: list[Record]) -> Score:
+    """VLMEvalKit `BLINK` (open-compass/VLMEvalKit vlmeval/dataset/image_mcq.py at e8e78f0: ImageMCQDataset,
+    `evaluate_heuristic` -> utils/multiple_choice.py `mcq_vanilla_eval`, `extract_answer_from_item`,
+    `report_acc`): the reply read by `can_infer` (utils/matching_util.py), Z where it reads nothing (the
+    `exact_matching` policy; `--judge-backend` asks a model there, as `build_prompt_blink` does); hit = the
+    letter equals `answer`; Overall = the mean over items, and accuracy per `category` (the subtask)."""
+    return _vlmeval_mcq(records, "blink", "BLINK")
+
+
+def vstar_vlmevalkit(records: list[Record]) -> Score:
+    """VLMEvalKit `VStarBench` (vlmeval/dataset/image_mcq.py at e8e78f0, the same ImageMCQDataset path as BLINK
+    with the generic `build_prompt` judge request): `can_infer`, else Z; Overall over items, per category."""
+    return _vlmeval_mcq(records, "vstar", "VStarBench")
+
+
 SCORERS: dict[str, dict[str, Callable[[list[Record]], Score]]] = {
     "blindtest": {OFFICIAL: blindtest_official, "lmms-eval": blindtest_lmms_eval,
                   "vlmevalkit": blindtest_vlmevalkit},
     "hallusionbench": {OFFICIAL: hallusionbench_official, "lmms-eval": hallusionbench_lmms_eval,
                        "vlmevalkit": hallusionbench_vlmevalkit},
-    "blink": {OFFICIAL: blink_official, "lmms-eval": blink_lmms_eval},
+    "blink": {OFFICIAL: blink_official, "lmms-eval": blink_lmms_eval, "vlmevalkit": blink_vlmevalkit},
     "illusionvqa": {OFFICIAL: illusionvqa_official, "lmms-eval": illusionvqa_lmms_eval},
-    "vstar": {OFFICIAL: vstar_official, "lmms-eval": vstar_lmms_eval},
+    "vstar": {OFFICIAL: vstar_official, "lmms-eval": vstar_lmms_eval, "vlmevalkit": vstar_vlmevalkit},
 }
 
 
@@ -485,11 +490,16 @@ def scorer_names() -> list[str]:
 
 def decided_by(fmt: str | None, records: list[Record], scorer: str = OFFICIAL) -> dict[str, str]:
     """Per record id, the rule that read its reply, where a scorer has several (BLINK official: token, stated
-    answer, named letter, option text, ...; `blink_match.match`); empty for the others."""
-    if fmt != "blink" or scorer != OFFICIAL:
+    answer, named letter, option text, ...; `blink_match.match`; VLMEvalKit's BLINK and V*: option letter,
+    option text, ...; `vlmeval_match`); empty for the others."""
+    if (fmt, scorer) == ("blink", OFFICIAL):
+        rule = lambda text, r: blink_match.match(text, r.get("choices")).rule  # noqa: E731
+    elif fmt in ("blink", "vstar") and scorer == "vlmevalkit":
+        rule = lambda text, r: vlmeval_match.exact_matching(text, r.get("choices")).rule  # noqa: E731
+    else:
         return {}
-    return {str(r["id"]): blink_match.match(reply(r, fmt), r.get("choices")).rule for r in records
-            if r.get("label") is not None}
+    return {str(r["id"]): rule(text, r) if (text := reply(r, fmt)) is not None else "no answer"
+            for r in records if r.get("label") is not None}
 
 
 def scorers_for(fmt: str | None) -> list[str]:

@@ -5,20 +5,26 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import multiprocessing
+import os
 import queue
 import signal
 import sys
 from collections.abc import Callable
+from itertools import islice
 
 from .base import Item, Job, Record, drain, per_worker
 
 STOP = None  # one per worker at the end of the task queue
+WINDOW = 2  # samples queued per sample a worker keeps in flight, topped up as records come back
 
 
 def die_with_parent() -> None:
     """A worker must not outlive a driver killed with SIGKILL (Linux: the kernel sends it SIGKILL too)."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        parent = multiprocessing.parent_process()
+        if parent is not None and os.getppid() != parent.pid:  # the driver died before the signal was armed
+            os._exit(1)
 
 
 def worker_main(spec: Job, lanes: int, share: int, tasks, results) -> None:
@@ -64,10 +70,21 @@ class ProcessExecutor:
                                  name=f"trompe-worker-{i + 1}") for i in range(count)]
         for proc in procs:  # started from this (the main) thread: the parent-death signal is tied to it
             proc.start()
-        for item in todo:
-            tasks.put(item)
-        for _ in procs:
-            tasks.put(STOP)
+        items = iter(todo)  # read as they are queued: the driver holds a window of samples, not the batch
+        stopped = False
+
+        def top_up(n: int) -> None:
+            """Queue the next n samples; once none is left, one STOP per worker."""
+            nonlocal stopped
+            for item in islice(items, n):
+                tasks.put(item)
+                n -= 1
+            if n and not stopped:
+                stopped = True
+                for _ in procs:
+                    tasks.put(STOP)
+
+        top_up(lanes * count * WINDOW)
         remaining = len(todo)
         try:
             while remaining:
@@ -77,6 +94,7 @@ class ProcessExecutor:
                                        "rerun the same command to resume")
                 deliver(payload)
                 remaining -= 1
+                top_up(1)
         finally:
             for proc in procs:
                 if remaining:

@@ -3,7 +3,8 @@
 Tasks are submitted in a window (WINDOW times the samples all workers keep in flight), each to the worker
 with the fewest, so the driver holds a bounded number of tasks, their arguments and their results whatever
 the batch size. A worker process that dies is restarted as often as it dies; what is bounded is each
-sample's retries: the run stops only when one sample's tasks died RETRIES + 1 times.
+sample's retries: the run stops only when one sample's tasks died RETRIES + 1 times. A cluster that refuses
+the driver's Ray token (RAY_AUTH_MODE=token, docs/scaling.md) stops the run with one line saying what to set.
 """
 
 from __future__ import annotations
@@ -16,6 +17,28 @@ from .base import Item, Job, Record, per_worker
 
 RETRIES = 4  # a sample whose worker process dies under it is run again this many times (4 deaths: still runs)
 WINDOW = 2  # tasks submitted per sample a worker keeps in flight: the next ones wait queued on the actor
+
+
+def _token_refused(exc: BaseException | None) -> bool:
+    """Whether joining failed on Ray's token check: Ray wraps it in a ConnectionError, its text in the cause."""
+    from ray.exceptions import AuthenticationError
+
+    while exc is not None:
+        if isinstance(exc, AuthenticationError) or "InvalidAuthToken" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _token_refusal(where: str, exc: BaseException) -> str:
+    """The refusal, with what to set: Ray sends a token only in RAY_AUTH_MODE=token, and the head has it."""
+    mode = os.environ.get("RAY_AUTH_MODE")
+    sent = (("RAY_AUTH_MODE=token, but no token was found here" if "no authentication token" in str(exc) else
+             "RAY_AUTH_MODE=token, so the token sent is not the cluster's") if mode == "token" else
+            f"RAY_AUTH_MODE is {mode or 'not set'}, so no token was sent")
+    return (f"{where}: the Ray cluster refused this driver's token ({sent}); export RAY_AUTH_MODE=token and give "
+            "the cluster's token as RAY_AUTH_TOKEN, in the file named by RAY_AUTH_TOKEN_PATH, or in "
+            "~/.ray/auth_token (`ray get-auth-token` on the head prints it)")
 
 
 class Answerer:
@@ -56,14 +79,25 @@ class RayExecutor:
     def _connect(self) -> bool:
         """Join the cluster (or start a local instance); True when this call started the connection."""
         import ray
+        from ray.exceptions import AuthenticationError
 
         if ray.is_initialized():
             return False
         try:
             ray.init(address=self.address, include_dashboard=False, logging_level="WARNING")
-        except ConnectionError as exc:
-            raise ValueError(f"--ray-address {self.address}: cannot join the Ray cluster ({exc})") from None
+        except (ConnectionError, AuthenticationError) as exc:
+            if _token_refused(exc):
+                raise ValueError(_token_refusal(self._where(), exc)) from None
+            raise ValueError(f"{self._where()}: cannot join the Ray cluster ({exc})") from None
         return True
+
+    def _where(self) -> str:
+        """The setting that chose the cluster, as the user gave it."""
+        if self.address:
+            return f"--ray-address {self.address}"
+        if os.environ.get("RAY_ADDRESS"):
+            return f"RAY_ADDRESS {os.environ['RAY_ADDRESS']}"
+        return "--executor ray (a local Ray instance)"
 
     async def run(self, todo: list[Item], deliver: Callable[[Record], None]) -> None:
         import ray

@@ -30,6 +30,7 @@ from ..cliopts import (
     stop_on_sigterm,
     toolclient_from_args,
 )
+from ..backends.anthropic_batches import BATCH_WITH_TOOLS
 from ..executors import create_executor
 from .. import presets
 from ..toolclient import ToolClientError
@@ -45,6 +46,7 @@ from .prompts import NAMES, Prompts, parse_overrides
 from .router import ANALYSIS_TOOLS, CORE_TOOLS
 
 PROG = "illusion-agent"
+DESCRIPTION = "Tool-guided answers to visual illusion questions."
 EXIT_OK, EXIT_ERROR, EXIT_FAILED, EXIT_STOPPED = 0, 1, 3, 4  # 2: usage errors, 130: interrupted (exits.py)
 
 
@@ -87,8 +89,15 @@ def add_agent_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Tool-guided answers to visual illusion questions.")
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option and subcommand, on `illusion-agent` and on `trompe illusion` alike."""
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.set_defaults(prog=parser.prog)  # the command as typed, recorded in run.json
     add_global_args(parser)
     subs = parser.add_subparsers(dest="command", required=True)
 
@@ -106,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_args(run)
     run.add_argument("--out", type=out_folder, required=True, help="run folder: results.jsonl, run.json, traces/")
     add_run_args(run)
-    run.add_argument("--rate-limit", type=float, metavar="RPM", help="backend requests per minute (default: none)")
+    run.add_argument("--rate-limit", type=float, metavar="RPM", help="backend requests per minute for the whole run: "
+                     "each of --workers N keeps to 1/N of it (default: none)")
     add_executor_args(run, "samples are answered (results.jsonl is written by this process either way)",
                       "its own backend client and tool server")
     run.add_argument("--retry-errors", action="store_true",
@@ -167,7 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
         for action in sub._actions:
             if action.dest in _global_dests(parser):
                 action.default = argparse.SUPPRESS
-    return parser
 
 
 def route_command(args: argparse.Namespace) -> int:
@@ -216,6 +225,8 @@ def quiet_http_logs() -> None:
 
 
 def agent_config(args: argparse.Namespace) -> AgentConfig:
+    if getattr(args, "service_tier", None) == "batch" and not args.no_tools:  # before the router's own batch
+        raise exit_with(f"{PROG}: {BATCH_WITH_TOOLS}")
     tags, allow = comma_list(args.tools), comma_list(args.allow)
     return AgentConfig(task=args.task, tags=tags, allow=allow, max_rounds=args.max_rounds,
                        rescue_rounds=args.rescue_rounds, normalize=args.normalize, no_tools=args.no_tools,
@@ -239,7 +250,7 @@ async def ask(args: argparse.Namespace) -> int:
         outcome = await IllusionAgent(backend, tools, config).answer(args.image, args.question, args.choices,
                                                                      trace)
     if outcome.answer is None:  # never a made-up answer: one line naming what failed, and a non-zero status
-        from .runner import first_error
+        from .results import first_error
 
         why = first_error({"error": "; ".join(outcome.errors)}) or outcome.error_kind
         print(f"{PROG} ask: no answer ({outcome.error_kind}): {why}", file=sys.stderr)
@@ -259,21 +270,22 @@ async def run(args: argparse.Namespace) -> int:
     from ..datasets.load import load_dataset, resolve_task
     from ..datasets.metrics import benchmark_metrics, summary_line
     from .identity import answer_settings
-    from .runner import RunOptions, RunStopped, run_samples
+    from .runmeta import amend_meta
+    from .runner import RunStopped, run_samples
+    from .runoptions import RunOptions
     from .stats import has_answer, summary
 
     dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
-                           split=args.split)
-    samples = list(dataset)
-    args.task = resolve_task(args.task, dataset.format, samples, args.dataset)
-    print(f"{len(samples)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
+                           split=args.split, stream=True)  # a probe set is read again as it runs, never held whole
+    args.task = resolve_task(args.task, dataset.format, dataset, args.dataset)
+    print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
           f"{describe_counts(dataset)}", file=sys.stderr)
     config = agent_config(args)
     options = RunOptions(out=args.out, concurrency=args.concurrency, limit=args.limit, rate_limit=args.rate_limit,
                          retry_errors=args.retry_errors, prices=parse_prices(args.price, args.service_tier),
                          progress=not args.no_progress, allow_change=tuple(args.allow_change or ()),
                          settings=answer_settings(backend_options_from_args(args, PROG)),
-                         meta={"command": [PROG, *args.argv], "dataset": str(args.dataset),
+                         meta={"command": [*args.prog.split(), *args.argv], "dataset": str(args.dataset),
                                "format": dataset.format, "split": args.split, "counts": dataset.counts,
                                "images_root": str(args.images_root) if args.images_root else None,
                                "labels": str(args.labels) if args.labels else None})
@@ -287,13 +299,15 @@ async def run(args: argparse.Namespace) -> int:
         workers=args.workers, concurrency=args.concurrency, ray_address=args.ray_address)
     async with toolclient_from_args(args) as tools:
         try:
-            records = await run_samples(samples, backend, tools, config, options, executor=executor)
+            records = await run_samples(dataset, backend, tools, config, options, executor=executor)
         except RunStopped as stop:
             print(f"{PROG} run: {stop}", file=sys.stderr)
             print("fix it, then rerun the same command with --retry-errors to redo those samples", file=sys.stderr)
             return EXIT_STOPPED
-    if args.chosen:  # what the vendor really took, from every request of the run
+    if args.chosen:  # what the vendor really took, from every request of the run: said once and kept in run.json
         args.chosen.check(presets.sent_summary(presets.run_traces(args.out)), PROG)
+        amend_meta(args.out, preset=args.chosen.record())
+    # each a streaming pass over results.jsonl: the run kept no records
     print(f"{summary(records.values())}; in {args.out / 'results.jsonl'}")
     print(summary_line(benchmark_metrics(dataset.format, records.values())))
     print(f"next: {PROG} report {args.out}")
@@ -323,7 +337,13 @@ def trace_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # recorded in run.json
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand; `args.argv` holds the words after the command (recorded in run.json, and read
+    again by `--preset` to tell which options were typed)."""
     args.chosen = presets.from_args(args, build_parser, PROG, args.argv)  # --preset paper
     quiet_http_logs()
     stop_on_sigterm()

@@ -22,9 +22,10 @@ from ..records import SampleResult
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
 from .identity import differences, one_run
-from .plots import Point, paired_bars
+from .plots import Point, paired_bars, write_chart
 from .report import page, sample_file
-from .runner import read_meta, read_results
+from .results import read_results
+from .runmeta import read_meta
 from .stats import has_answer, mcnemar_exact, paired_difference, rate, wilson
 
 
@@ -219,8 +220,9 @@ def compare_runs(run_a: Path, run_b: Path) -> Comparison:
 
 
 def write_compare(comparison: Comparison, html: Path) -> Path:
-    """The comparison page and compare.json beside it."""
+    """The comparison page, compare.json and its chart (compare-categories.svg, .png) beside it."""
     html.parent.mkdir(parents=True, exist_ok=True)
     html.write_text(comparison.html(html), encoding="utf-8")
     html.with_suffix(".json").write_text(json.dumps(comparison.to_json(html), indent=2) + "\n", encoding="utf-8")
+    write_chart(html.parent, f"{html.stem}-categories", comparison.chart())  # the chart as .svg and .png
     return html

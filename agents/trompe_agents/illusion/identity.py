@@ -23,7 +23,7 @@ from ..datasets.base import Sample
 from ..messages import ToolSchema
 from .stats import has_answer
 
-# how `runner.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
+# how `correctness.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
 # the version when that rule changes (a report's --scorer re-scores from the records and is named in its summary)
 SCORERS = {1: "case-insensitive exact match; labels 1/0 and true/false read as yes/no for yes/no items v2",
            2: "case-insensitive exact match; parentheses around the label dropped; 1/0 as yes/no for yes/no items v2"}
@@ -52,10 +52,9 @@ def tools_offered(schemas: Sequence[ToolSchema]) -> dict[str, Any]:
     return {"names": [t[0] for t in shown], "sha256": _sha(json.dumps(shown, sort_keys=True, default=str))[:16]}
 
 
-def answer_kinds(samples: Sequence[Sample]) -> dict[str, int]:
-    """How many items ask for each answer form (answer_types.py); `task`: those the task's yes/no or A-D decides."""
-    kinds = Counter(kind.describe() if (kind := answer_types.of_sample(s)) else "task" for s in samples)
-    return dict(sorted(kinds.items()))
+def answer_kind(sample: Sample) -> str:
+    """The item's answer form (answer_types.py); `task`: the task's yes/no or A-D decides."""
+    return kind.describe() if (kind := answer_types.of_sample(sample)) else "task"
 
 
 def fingerprint(order: Sequence[str], digests: dict[str, str], *, task: int, format: str | None, backend: str,
@@ -109,9 +108,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 48 else text[:45] + "..."
 
 
-def changed_samples(records: dict[str, dict[str, Any]], digests: dict[str, str]) -> list[str]:
-    """Ids answered in the folder whose content differs from the sample of that id now (never paired)."""
-    return [i for i, r in records.items() if r.get("content") and i in digests and r["content"] != digests[i]]
+def changed_sample(record: dict[str, Any], digests: dict[str, str]) -> bool:
+    """Whether a record in the folder holds other content than the sample of its id now (never paired)."""
+    content = record.get("content")
+    return bool(content) and record["id"] in digests and content != digests[record["id"]]
 
 
 def one_run(run_dir: Path, records: list[dict[str, Any]]) -> None:

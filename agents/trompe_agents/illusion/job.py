@@ -13,7 +13,7 @@ from ..plugins import create_backend
 from ..toolserver import ServerChoice
 from .agent import AgentConfig, IllusionAgent
 from .pricing import PRICES
-from .runner import answer_one
+from .answering import answer_one
 
 
 @dataclass(frozen=True)

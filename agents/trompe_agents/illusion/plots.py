@@ -1,7 +1,8 @@
 """SVG charts a reader can put in a paper: titled axes with units, readable tick values, a legend, 95% bars.
 
 Each chart is one `<svg>` element with its own xmlns, so the same text is inlined in the HTML report and written as a
-standalone `.svg` file (`standalone`). Data values ride on data-* attributes, which is what the tests read.
+standalone `.svg` file (`standalone`), and drawn from that same text as a `.png` (raster.py). Data values ride on
+data-* attributes, which is what the tests read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from ..statefiles import write_atomic
+from .raster import svg_to_png
 
 FONT = "font-family='Helvetica, Arial, sans-serif'"
 BLUE, RED, GREY = "#4a7bd0", "#b3261e", "#888"
@@ -206,16 +208,21 @@ def standalone(svg: str) -> str:
     return "<?xml version='1.0' encoding='UTF-8'?>\n" + svg + "\n"
 
 
+def write_chart(folder: Path, name: str, svg: str) -> list[Path]:
+    """`<folder>/<name>.svg` and the same drawing as `<name>.png` (raster.py); nothing for a placeholder."""
+    if not svg.startswith("<svg"):
+        return []
+    paths = [folder / f"{name}.svg", folder / f"{name}.png"]
+    write_atomic(paths[0], standalone(svg))
+    write_atomic(paths[1], svg_to_png(svg))
+    return paths
+
+
 def write_charts(folder: Path, charts: dict[str, str]) -> list[Path]:
-    """Each chart as `<folder>/<name>.svg` (placeholders for empty charts skipped); charts of an earlier report that
-    this one no longer draws are removed, so the folder never shows a stale plot."""
+    """Each chart as an SVG and a PNG file (`write_chart`); charts of an earlier report that this one no longer
+    draws are removed, so the folder never shows a stale plot."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, svg in charts.items():
-        if svg.startswith("<svg"):
-            path = folder / f"{name}.svg"
-            write_atomic(path, standalone(svg))
-            written.append(path)
-    for old in set(folder.glob("*.svg")) - set(written):
+    written = [path for name, svg in charts.items() for path in write_chart(folder, name, svg)]
+    for old in {*folder.glob("*.svg"), *folder.glob("*.png")} - set(written):
         old.unlink()
     return written

@@ -19,10 +19,11 @@ from .export import summary, tokens, write_exports
 from .identity import one_run
 from .plots import bar_chart, percent, write_charts
 from .pricing import role_totals
-from .runner import read_meta, read_results
+from .results import read_results
+from .runmeta import read_meta
 from .stats import answered, has_answer, rate
 
-PLOTS = "plots"  # report/plots/<chart>.svg: each chart as a file of its own
+PLOTS = "plots"  # report/plots/<chart>.svg and .png: each chart as files of its own
 
 
 def accuracy(records: list[dict[str, Any]]) -> tuple[int, int]:
@@ -114,7 +115,8 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
     body = [f"<h1>Illusion agent run: Task {escape(str(task))}</h1>",
             "<h2>Settings</h2>", settings_table(meta),
             "<h2>Results</h2><p class='muted'>Also as <a href='summary.json'>summary.json</a> and one row per sample "
-            "in <a href='samples.csv'>samples.csv</a>; each chart as an SVG file in <a href='plots/'>plots/</a>.</p>",
+            "in <a href='samples.csv'>samples.csv</a>; each chart as an SVG and a PNG file in "
+            "<a href='plots/'>plots/</a>.</p>",
             "<table class='totals'>" + "".join(f"<tr><th>{k}</th><td>{escape(str(v))}</td></tr>" for k, v in [
                 ("samples", len(records)),
                 ("answered by main / rescue / failed", f"{len(done) - len(rescued)} / {len(rescued)} / {len(failed)}"),

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.base import Backend, BackendError, BackendOptions
-from ..datasets.blink_judge import judge_unread
+from ..datasets.judges import judge_for, judge_unread
 from ..datasets.metrics import benchmark_metrics, summary_line
-from ..datasets.scorers import OFFICIAL, decided_by, reply, scorer_names, scorers_for
+from ..datasets.scorers import OFFICIAL, check, decided_by, reply, scorer_names, scorers_for
 from ..plugins import create_backend
 from ..statefiles import write_json_atomic
 from .stats import wilson
-
-NONE = "(Z)"  # the judge's "no option": read by no rule, so the item is wrong
-
 
 def add_score_parser(subs: argparse._SubParsersAction) -> None:
     score = subs.add_parser("score", help="re-score a finished run with a named harness's scorer (no new calls)")
@@ -32,27 +29,27 @@ def add_score_parser(subs: argparse._SubParsersAction) -> None:
     score.add_argument("--json", nargs="?", const=True, type=Path, metavar="FILE",
                        help="also write the figures as JSON (default FILE: RUN_DIR/report/score_<scorer>.json)")
     score.add_argument("--judge-backend", metavar="NAME",
-                       help="BLINK official only: ask this backend which option a reply selects where the "
-                            "deterministic matcher reads none, as the official pipeline asks gpt-3.5-turbo")
+                       help="ask this backend what a reply answers, as the harness asks its LLM judge (BLINK "
+                            "official and vlmevalkit, V* vlmevalkit, HallusionBench every scorer; docs/datasets.md)")
     score.add_argument("--judge-model", metavar="MODEL", help="the judge's model (with --judge-backend)")
 
 
 def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = None) -> dict[str, Any]:
     """The run's figures under `scorer`: headline metric, per-group accuracy with 95% Wilson intervals, counts;
-    with a judge (BLINK official), the replies no rule reads are matched by it, and say so in `decided_by`."""
-    from .runner import read_meta, read_results  # the run machinery only when a run is scored
+    with a judge (datasets/judges.py), the replies no rule reads are matched by it, and say so in `decided_by`."""
+    from .results import read_results  # the run machinery only when a run is scored
+    from .runmeta import read_meta
 
     run_dir = Path(run_dir)
     records = list(read_results(run_dir).values())
     if not records:
         raise ValueError(f"score: {run_dir} holds no results.jsonl records (is it a run folder?)")
     fmt = read_meta(run_dir).get("format")
-    judged: dict[str, str | None] = {}
+    check(fmt, scorer)
+    judged: dict[str, str] = {}
     if judge is not None:
-        if (fmt, scorer) != ("blink", OFFICIAL):
-            raise ValueError(f"--judge-backend: only BLINK's official scorer has a model matcher, not {fmt} {scorer}")
-        judged = asyncio.run(judge_unread(judge, records, lambda r: reply(r, fmt)))
-        records = [{**r, "reply": judged[r["id"]] or NONE} if r["id"] in judged else r for r in records]
+        judged = asyncio.run(judge_unread(judge, judge_for(fmt, scorer), records, lambda r: reply(r, fmt)))
+        records = [{**r, "reply": judged[str(r["id"])]} if str(r["id"]) in judged else r for r in records]
     metrics = benchmark_metrics(fmt, records, scorer)
     groups = []
     for name, accuracy, samples in metrics.groups:
@@ -65,7 +62,8 @@ def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = Non
             "decided_by": {"counts": dict(Counter(decided.values()).most_common()), "items": decided},
             "counts": {"records": len(records), "scored": metrics.scored, "failed": metrics.failed,
                        "unlabelled": metrics.unscored},
-            "scorers": scorers_for(fmt), "summary": summary_line(metrics)}
+            "judge": judge.model if judge is not None else None, "scorers": scorers_for(fmt),
+            "summary": summary_line(metrics) + (f"; judge {judge.model} decided {len(judged)}" if judge else "")}
 
 
 def judge_backend(args: argparse.Namespace) -> Backend | None:

@@ -56,22 +56,29 @@ def illusion_consistent(record: dict[str, Any]) -> bool | None:
 
 def summary(records: Iterable[dict[str, Any]]) -> str:
     """One line: who answered, what failed and why, accuracy over answered samples with its interval, and the
-    accuracy counting failures as wrong beside it."""
-    records = list(records)
-    done = answered(records)
-    failed = [r for r in records if not has_answer(r)]
-    agents = Counter(r.get("agent") for r in done)
-    kinds = Counter(SampleResult.from_json(r).failure for r in failed)
-    text = (f"{len(records)} results: answered {len(done)} (main {agents['main']}, rescue {agents['rescue']}), "
-            f"failed {len(failed)}")
+    accuracy counting failures as wrong beside it. The records are counted as they come, none kept."""
+    total = right = scored = labelled_failures = 0
+    agents: Counter = Counter()
+    kinds: Counter = Counter()
+    for record in records:
+        total += 1
+        result = SampleResult.from_json(record)
+        if result.failed:
+            kinds[result.failure] += 1
+            labelled_failures += record.get("label") is not None
+            continue
+        agents[record.get("agent")] += 1
+        if record.get("correct") is not None:
+            scored += 1
+            right += bool(record["correct"])
+    failed = sum(kinds.values())
+    text = (f"{total} results: answered {total - failed} (main {agents['main']}, rescue {agents['rescue']}), "
+            f"failed {failed}")
     if kinds:
         text += " (" + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) + ")"
-    scored = [r for r in done if r.get("correct") is not None]
     if scored:
-        right = sum(bool(r["correct"]) for r in scored)
-        labelled_failures = sum(r.get("label") is not None for r in failed)
-        text += (f"; accuracy {rate(right, len(scored))} over {len(scored)} answered, "
-                 f"{rate(right, len(scored) + labelled_failures)} counting failures as wrong")
+        text += (f"; accuracy {rate(right, scored)} over {scored} answered, "
+                 f"{rate(right, scored + labelled_failures)} counting failures as wrong")
     return text
 
 

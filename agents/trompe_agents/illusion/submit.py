@@ -9,7 +9,8 @@ from typing import Any
 from ..presets import sent_record
 from ..statefiles import write_atomic
 from .identity import one_run
-from .runner import read_meta, read_results
+from .results import read_results
+from .runmeta import read_meta
 from .stats import has_answer
 
 FORMATS = ("datacv",)

@@ -38,13 +38,14 @@ from ..statefiles import read_json, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
 from .evaluate import Runner, accuracy, write_results
-from .explore import STRATEGIES, ExploreConfig, Explorer, RunExists, choose_dev
+from .explore import ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import PAPER_GAIN_SCALE, NUCTParams
 from .prompt_dir import resolve
 from .roles import Roles
 from .isolation import SandboxUnavailable, choose as choose_sandbox, sandbox_names
 from .sandbox import Sandbox, SandboxLimits
 from .show import render
+from .strategies import strategy_names
 from .tasks import get_task
 
 DEFAULT_BACKENDS = {"explorer": "claude", "target": "gemini"}
@@ -81,8 +82,17 @@ def _distributed(args: argparse.Namespace, task_name: str, description: str | No
     return Distributed(job, args.executor, args.workers, args.concurrency, args.ray_address)
 
 
+DESCRIPTION = __doc__
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sevex", description=__doc__)
+    parser = argparse.ArgumentParser(prog="sevex", description=DESCRIPTION)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option and subcommand, on `sevex` and on `trompe sevex` alike."""
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -100,9 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"exploration iterations (default {DEFAULT_ITERATIONS}; on --resume, the run's unless "
                               "given; 0: only the naive baseline)")
     explore.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
-    explore.add_argument("--strategy", choices=STRATEGIES, default="sevex",
+    explore.add_argument("--strategy", choices=strategy_names(), default="sevex",
                          help="naive, sketchpad (tool use with few-shot examples), ape (SketchPad+APE: prompt "
-                              "search from SketchPad's) or sevex")
+                              "search from SketchPad's), sevex, or one a plugin registers")
     explore.add_argument("--no-tree", action="store_true", help="ablation: refine one chain of ideas")
     explore.add_argument("--no-backprop", action="store_true", help="ablation: no semantic back-propagation")
     explore.add_argument("--no-abstract", action="store_true", help="ablation: search code, not ideas")
@@ -142,7 +152,6 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--with", dest="others", type=Path, nargs="+", metavar="RUN",
                       help="other runs of the same task: adds their mean best-accuracy curve (the paper's Figure 5 "
                            "averages five runs)")
-    return parser
 
 
 def _seconds(raw: str) -> float:
@@ -325,7 +334,13 @@ async def _apply(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    args.chosen = presets.from_args(args, build_parser, "sevex", list(sys.argv[1:] if argv is None else argv))
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the parsed subcommand; `args.argv` holds the words after the command (read again by `--preset`)."""
+    args.chosen = presets.from_args(args, build_parser, "sevex", args.argv)
     if args.command == "show":
         if not (args.run / "tree.json").exists():
             raise exit_with(f"sevex: {args.run} holds no run (tree.json missing)")

@@ -15,7 +15,8 @@ from ..datasets.base import Sample
 from ..executors import Executor, create_executor
 from ..executors.base import Item
 from ..toolserver import ServerChoice
-from .evaluate import Outcome, Runner
+from .evaluate import Runner
+from .outcome import Outcome
 from .sandbox import SandboxLimits
 from .tree import Implementation
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 from string import Template
-from typing import Any, Protocol
+from typing import Protocol
 
 from trompe_prompts import read_prompt
 
 from ..backends.base import Backend
 from ..datasets.base import Sample
 from ..loop import run_agent
-from ..messages import Usage
 from ..toolclient import ToolClient
+from .outcome import Outcome, OutcomeKind
 from .sandbox import Sandbox
 from .scoring import Scored
 from .tasks import Task, question_text
@@ -26,25 +26,6 @@ from .visual_api import SampleBridge, api_reference, api_signatures
 
 INPUT_NAMES = ["original", "image_2", "image_3", "image_4"]
 ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
-
-
-@dataclass
-class Outcome:
-    """One sample's result under one visual prompt."""
-
-    id: str
-    prediction: str | None
-    answer: str | None
-    correct: bool
-    raw: str | None = None
-    error: str | None = None
-    error_kind: str = "ok"
-    usage: Usage = field(default_factory=Usage)
-    images: list[bytes] = field(default_factory=list)  # PNGs of what the LVLM was shown first (all of them)
-
-    def summary(self) -> dict[str, Any]:
-        return {"id": self.id, "prediction": self.prediction, "answer": self.answer, "correct": self.correct,
-                "error": self.error, "error_kind": self.error_kind, "tokens": self.usage.total}
 
 
 class Evaluator(Protocol):
@@ -107,7 +88,7 @@ class Runner:
             info = await self.tools.open_session(images)
         except Exception as exc:  # noqa: BLE001 -- an image the server refuses fails this sample, not the run
             return Outcome(sample.id, None, sample.answer, False, error=f"{type(exc).__name__}: {exc}",
-                           error_kind="input")
+                           error_kind=OutcomeKind.INPUT)
         bridge = SampleBridge(self.tools, info.id, self.target)
         try:
             result = await self.sandbox.run(impl.code, impl.prompt, list(images), question_text(sample), self.api,
@@ -146,14 +127,14 @@ class Runner:
         raw = (result.answer or {}).get("answer")
         scored = await self._score(raw, sample)
         return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, raw, scored.error or result.error,
-                       scored.kind or ("ok" if result.stop == "answer" else result.stop), result.usage)
+                       scored.kind or (OutcomeKind.OK if result.stop == "answer" else result.stop), result.usage)
 
 
 def write_results(path: Path, outcomes: list[Outcome]) -> None:
-    """One JSON line per outcome: its summary plus the raw answer and token usage."""
+    """One JSON line per outcome (`Outcome.to_json`)."""
     with path.open("w") as f:
         for o in outcomes:
-            f.write(json.dumps(o.summary() | {"raw": o.raw, "usage": vars(o.usage)}) + "\n")
+            f.write(json.dumps(o.to_json()) + "\n")
 
 
 def accuracy(outcomes: list[Outcome]) -> float:

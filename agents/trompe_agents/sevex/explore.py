@@ -1,4 +1,4 @@
-"""The exploration loop: select with NUCT, implement, execute on the dev set, back-propagate, expand."""
+"""The exploration loop: measure the root, then iterate a search strategy (strategies.py), checkpointing as it goes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,40 +13,14 @@ from tqdm import tqdm
 
 from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
-from .evaluate import INPUT_NAMES, Outcome, Runner, accuracy, representatives, write_results
-from .nuct import NUCTParams, select_recorded
+from .evaluate import INPUT_NAMES, Runner, accuracy, representatives, write_results
+from .outcome import Outcome
 from .roles import Costs, RoleError, Roles
+from .strategies import NAIVE, choose_strategy
+from .strategy import ExploreConfig, Strategy
 from .tree import Experiment, Implementation, Node, SelfEval, Tree, write_json_atomic
 
-NAIVE = Implementation(
-    code="def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n",
-    prompt="{question}")
-ROOT_IDEA = "Ask the question directly with the unmodified image(s) (the naive baseline)."
-SKETCHPAD_IDEA = "SketchPad baseline: the target uses the tools itself through the agent loop (few-shot prompt)."
-STRATEGIES = ("naive", "sketchpad", "ape", "sevex")
-
-
-@dataclass
-class ExploreConfig:
-    """Search settings; the defaults are the paper's."""
-
-    iterations: int = 50
-    k: int = 3  # unexecuted children kept per executed node
-    nuct: NUCTParams = field(default_factory=NUCTParams)
-    strategy: str = "sevex"
-    tree: bool = True  # False: --no-tree, refine one chain of ideas
-    backprop: bool = True  # False: --no-backprop, insights stay on the node that produced them
-    abstract: bool = True  # False: --no-abstract, the engineer varies code without an idea layer
-    max_insights: int = 12
-    repeats: int = 1  # dev-set runs per node; the reward is their mean accuracy (the paper's Figure 5 averages)
-    max_unusable: int = 3  # stop after this many iterations in a row with nothing usable (0: never)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ExploreConfig:
-        return cls(**(data | {"nuct": NUCTParams(**data["nuct"])}))
+__all__ = ["NAIVE", "ExploreConfig", "Explorer", "RunExists", "choose_dev"]
 
 
 class RunExists(RuntimeError):
@@ -55,11 +28,13 @@ class RunExists(RuntimeError):
 
 
 class Explorer:
-    """One exploration run in a folder: tree.json and state.json are rewritten after every iteration."""
+    """One exploration run in a folder, driven by the strategy `config.strategy` names (a `strategy.Search`):
+    tree.json and state.json are rewritten after every iteration."""
 
     def __init__(self, out: Path, runner: Runner, roles: Roles, dev: list[Sample], config: ExploreConfig,
-                 progress: bool = True):
+                 progress: bool = True, strategy: Strategy | None = None):
         self.out, self.runner, self.roles, self.dev, self.config = out, runner, roles, dev, config
+        self.strategy = strategy or choose_strategy(config.strategy)
         self.progress = progress
         self.tree = Tree()
         self.history: list[dict[str, Any]] = []
@@ -97,13 +72,13 @@ class Explorer:
             self._restore()
         else:
             await self._start()
-        total = 0 if self.config.strategy in ("naive", "sketchpad") else self.config.iterations
+        total = self.strategy.iterations(self.config)
         bar = tqdm(total=total, initial=self.iteration, desc="sevex", unit="it", disable=not self.progress)
         while self.iteration < total:
             self.iteration += 1
             self.roles.iteration = self.iteration
             self.problems, self.ideas_added = [], 0
-            self._note(await (self._ape_step() if self.config.strategy == "ape" else self._step()))
+            self._note(await self.strategy.step(self))
             self._stop_if_unusable()
             self._checkpoint()
             bar.update(1)
@@ -115,17 +90,13 @@ class Explorer:
         return self.tree.best()
 
     async def _start(self) -> None:
-        """Iteration 0: measure the root (naive or sketchpad) and grow its first ideas."""
-        root = self.tree.add(None, ROOT_IDEA, SelfEval(5, 5, 10))
+        """Iteration 0: measure the strategy's root and let it grow what the first iteration chooses from."""
+        idea, implementation = self.strategy.root(self.runner)
+        root = self.tree.add(None, idea, SelfEval(5, 5, 10))
         root.visits = 1
-        if self.config.strategy in ("sketchpad", "ape"):  # SketchPad+APE starts from SketchPad's prompt
-            root.idea = SKETCHPAD_IDEA
-            root.implementation = Implementation("", self.runner.sketchpad_system())
-        else:
-            root.implementation = NAIVE
-        self._record(root, await self._measure(root.implementation))
-        if self.config.strategy == "sevex":
-            await self._expand(root, children=self.config.k)
+        root.implementation = implementation
+        self.record(root, await self.measure(root.implementation))
+        await self.strategy.start(self, root)
         self._note(root)
         self._checkpoint()
 
@@ -152,49 +123,12 @@ class Explorer:
             self.stopped = (f"{streak} iterations in a row produced nothing usable (--max-unusable "
                             f"{self.config.max_unusable}); last: {self.history[-1]['unusable']}")
 
-    async def _measure(self, impl: Implementation) -> list[list[Outcome]]:
+    async def measure(self, impl: Implementation) -> list[list[Outcome]]:
         """`repeats` runs of a visual prompt on the dev set."""
         return [await self.runner.evaluate(impl, self.dev) for _ in range(self.config.repeats)]
 
-    async def _step(self) -> Node | None:
-        """One SEVEX iteration; returns the node it executed (None if it only grew ideas)."""
-        if self.config.tree:
-            path, levels = select_recorded(self.tree, self.config.nuct)
-            self.selections.append({"iteration": self.iteration, "path": [n.id for n in path], "levels": levels})
-        else:
-            path = self._chain()
-        node = path[-1]
-        for visited in path:
-            visited.visits += 1
-        if node.executed:  # an executed leaf (its ideas never came, or it failed): grow ideas below it
-            await self._expand(node, children=self.config.k)
-            return None
-        try:
-            node.implementation = await self._implement(node)
-        except RoleError as exc:
-            self.problems.append(str(exc))
-            node.experiment = Experiment(0.0, [], failure=str(exc))
-            node.iteration = self.iteration
-            await self._replace(node)
-            return node
-        runs = await self._measure(node.implementation)
-        self._record(node, runs)
-        if all(o.error for run in runs for o in run):
-            kinds = sorted({o.error_kind for run in runs for o in run})
-            self.problems.append(f"engineer: the program failed on every dev sample ({', '.join(kinds)})")
-        await self._analyse(node)
-        await self._replace(node)
-        await self._expand(node, children=self.config.k)
-        return node
-
-    def _chain(self) -> list[Node]:
-        """--no-tree: always continue from the most recently executed node."""
-        last = max(self.tree.executed(), key=lambda n: (n.iteration, n.id))
-        path = [*reversed(self.tree.ancestors(last.id)), last]
-        pending = [c for c in self.tree.children(last.id) if not c.executed]
-        return path + pending[:1] if pending else path
-
-    async def _implement(self, node: Node) -> Implementation:
+    async def implement(self, node: Node) -> Implementation:
+        """The Engineer's visual prompt for the node's idea (with --no-abstract: a variation of its parent's)."""
         task = self.runner.task
         idea = node.idea
         if not self.config.abstract:
@@ -206,7 +140,7 @@ class Explorer:
                                           tools=self.runner.tool_doc, image_names=names,
                                           answer_format=task.answer_format)
 
-    def _record(self, node: Node, runs: list[list[Outcome]]) -> None:
+    def record(self, node: Node, runs: list[list[Outcome]]) -> None:
         """The node's reward is the mean accuracy of its runs; results.jsonl (results_run2.jsonl, ...) per run."""
         folder = self.out / "nodes" / str(node.id)
         accuracies = [accuracy(run) for run in runs]
@@ -220,7 +154,7 @@ class Explorer:
         usage = sum((o.usage for run in runs for o in run), Usage())
         self.roles.costs.add("target", "execution", self.iteration, usage)
 
-    async def _analyse(self, node: Node) -> None:
+    async def analyse(self, node: Node) -> None:
         """Semantic back-propagation: insights go to the node and (unless disabled) every ancestor."""
         exp = node.experiment
         images = [ImagePart(Path(p).stem, Path(p).read_bytes()) for p in exp.images]
@@ -255,11 +189,11 @@ class Explorer:
         return "\n".join(f"{'  ' * depth}- {n.idea}" + (f" (dev accuracy {n.reward:.2f})" if n.executed else "")
                          for depth, n in enumerate(chain))
 
-    async def _expand(self, node: Node, children: int) -> None:
+    async def expand(self, node: Node, children: int) -> None:
         """Give `node` new child ideas (refinements of it)."""
         await self._new_ideas(node, children, "refinements that specialise or fix the current idea (children)")
 
-    async def _replace(self, node: Node) -> None:
+    async def replace(self, node: Node) -> None:
         """The parent lost an unexecuted child to execution: add a sibling so it keeps k of them."""
         if node.parent is not None:
             await self._new_ideas(self.tree.nodes[node.parent], 1,
@@ -283,30 +217,6 @@ class Explorer:
         self.ideas_added += len(ideas)
         for idea, evaluation in ideas:
             self.tree.add(parent.id, idea, evaluation)
-
-    async def _ape_step(self) -> Node | None:
-        """SketchPad+APE: rewrite the agent's system prompt (SketchPad's at first) from the best prompt's failures,
-        then resample variations of the best so far; each candidate runs through the agent loop on the dev set."""
-        best = self.tree.best()
-        questions = {s.id: s.question for s in self.dev}
-        wrong = {r["id"]: r for r in best.experiment.results if not r["correct"]}  # once per sample, not per run
-        failures = [f"{questions.get(i, i)!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
-                    for i, r in wrong.items()][:10]
-        tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
-                 for n in self.tree.executed() if n.implementation]
-        try:
-            prompts = await self.roles.better_prompts(task=self.runner.task.description,
-                                                      prompt=best.implementation.prompt, accuracy=best.reward,
-                                                      failures=failures, tried=tried, count=1,
-                                                      resample=len(self.tree.executed()) > 1)
-        except RoleError as exc:
-            self.problems.append(str(exc))
-            return None
-        node = self.tree.add(best.id, f"prompt rewrite: {' '.join(prompts[0].split())[:80]}", SelfEval(5, 5, 10))
-        node.visits = 1
-        node.implementation = Implementation("", prompts[0])
-        self._record(node, await self._measure(node.implementation))
-        return node
 
 
 def choose_dev(samples: list[Sample], size: int, seed: int) -> list[Sample]:

@@ -23,7 +23,7 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind": str, "log": str},
             "call": {"name": str, "args": dict}}
 CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}  # the error kinds a child may report itself
-# the signal that ended the child -> kind and what to tell the user (bubblewrap reports it as 128 + number)
+# the signal that ended the child -> kind and what to tell the user
 SYSCALL = ("the program made a system call the sandbox does not allow (new processes or threads, namespaces, "
            "mounts, ptrace, bpf)")
 ENDINGS = {signal.SIGXCPU: ("timeout", "CPU time limit reached"), signal.SIGSYS: ("forbidden", SYSCALL),
@@ -69,14 +69,20 @@ def _init_pid(info_fd: int) -> int:
     return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
 
 
-def _ending(code: int, elapsed: float, limits: SandboxLimits) -> tuple[str, str]:
-    """How a program that sent no result ended, from the parent's own view: bubblewrap reports a signal as
-    128 + its number, which a program can also exit with, so the CPU limit counts only once the parent's
-    clock shows the program could have used that much CPU (it has one thread)."""
-    signum = -code if code < 0 else code - 128
-    kind, reason = ENDINGS.get(signum, ("crashed", f"the program's process ended unexpectedly (exit {code})"))
+def _ending(code: int, elapsed: float, limits: SandboxLimits, signal_statuses: bool) -> tuple[str, str]:
+    """How a program that sent no result ended, from the parent's own view: its signal (a negative code, or
+    128 + N where the isolation reports signals so and keeps the program from exiting with such a status),
+    else its exit status, which is the program's to choose and so always `crashed`. The CPU limit counts only
+    once the parent's clock shows the program could have used that much CPU (it has one thread): a program may
+    lower its own limit."""
+    if code < 0 or (signal_statuses and code > 128):
+        signum = -code if code < 0 else code - 128
+    else:
+        return "crashed", f"the program's process ended unexpectedly (exit {code})"
+    name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
+    kind, reason = ENDINGS.get(signum, ("crashed", f"the program's process was killed by {name}"))
     if signum == signal.SIGXCPU and elapsed < limits.cpu_seconds:
-        return "crashed", f"the program's process ended with exit {code} before it could reach the CPU limit"
+        return "crashed", f"the program's process got {name} before it could reach the CPU limit"
     return kind, reason
 
 
@@ -173,7 +179,8 @@ class Worker:
                 return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}", "forbidden",
                                      calls=calls)
             if message is None:
-                kind, reason = _ending(await self.process.wait(), time.monotonic() - started, limits)
+                kind, reason = _ending(await self.process.wait(), time.monotonic() - started, limits,
+                                       self.launch.signal_statuses)
                 return ProgramResult(None, reason, kind, calls=calls)
             if message["type"] == "done":
                 return ProgramResult(message["answer"], log=message["log"][-TEXT_CHARS:], calls=calls)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections import Counter
 from pathlib import Path
 
 from ..backends.catalogue import DEFAULTS
 from ..costs import Price, cost, parse_prices
 from ..messages import Usage
+from .outcome import Outcome
 from .roles import Costs
 from .tree import Node, Tree
 
@@ -154,6 +156,15 @@ def _cost_table(table: dict[str, dict], label: str, run: dict | None = None) -> 
             f"<th>reasoning</th>{head}</tr>{rows}</table>")
 
 
+def _failed_samples(results: list[dict]) -> str:
+    """How many of a node's dev samples failed, by kind ('' when none did): why a node scored low."""
+    kinds = Counter(str(o.error_kind) for o in map(Outcome.from_json, results) if o.failed)
+    if not kinds:
+        return ""
+    counts = ", ".join(f"{html.escape(kind)} {n}" for kind, n in sorted(kinds.items()))
+    return f"<p class=failures>{sum(kinds.values())} of {len(results)} sample runs failed: {counts}</p>"
+
+
 def _subtree(tree: Tree, node: Node, best_id: int) -> str:
     status = f"acc {node.reward:.3f}" if node.executed else (
         f"pending; gain {node.self_eval.gain:g}, novelty {node.self_eval.novelty:g}")
@@ -164,6 +175,7 @@ def _subtree(tree: Tree, node: Node, best_id: int) -> str:
     if exp:
         if exp.failure:
             parts.append(f"<p>failed: {html.escape(exp.failure)}</p>")
+        parts.append(_failed_samples(exp.results))
         if node.implementation:
             parts.append(f"<pre>{html.escape(node.implementation.code)}</pre><p>Prompt: "
                          f"{html.escape(node.implementation.prompt)}</p>")

@@ -48,6 +48,9 @@ class Launch:
     folder: Path | None = None  # a host folder to delete when the child ends (None: a tmpfs gone with the sandbox)
     pass_fds: tuple[int, ...] = field(default=())  # handed to the launcher, closed in the parent once it started
     info_fd: int | None = None  # bubblewrap's --info-fd read end: it names the sandbox's init process
+    # exit status 128 + N means the program died of signal N (bubblewrap's init reports a signal death so; its
+    # seccomp filter refuses a program any exit status of 128 or more, so such a status is never the program's)
+    signal_statuses: bool = False
 
     def cleanup(self) -> None:
         if self.folder is not None:

@@ -5,7 +5,8 @@ environment; it sees only the interpreter, its standard library and the shared l
 read-only) and a minimal read-only /dev, and no /proc at all (so neither host sysctls nor the sandbox's init
 are within reach); its only writable place is a private tmpfs capped in bytes and files. Started by root,
 the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. A
-seccomp filter stops it creating processes, memfds and SysV IPC objects. `--die-with-parent` ends it with
+seccomp filter stops it creating processes, memfds and SysV IPC objects, and forging the exit status that
+says how it ended (seccomp.py). `--die-with-parent` ends it with
 SEVEX, and killing bubblewrap ends the pid namespace, so a wall-clock kill takes the whole process tree.
 """
 
@@ -127,7 +128,7 @@ class Bwrap(Isolation):
             argv += ["--seccomp", str(fds[-1])]
         launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
         return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program],
-                      pass_fds=fds, info_fd=info_read)
+                      pass_fds=fds, info_fd=info_read, signal_statuses=program_filter is not None)
 
     def launch(self, limits: SandboxLimits) -> Launch:
         return self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR, limits.for_child(True)])

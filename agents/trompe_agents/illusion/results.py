@@ -1,0 +1,115 @@
+"""A run folder's results.jsonl and traces/: one flushed line per finished sample, read back latest-first per id."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
+from pathlib import Path
+from typing import Any
+
+from ..statefiles import cut_torn_tail
+from ..trace import SAFE_NAME
+
+RESULTS = "results.jsonl"
+TRACES = "traces"
+
+
+def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Latest record per sample id; a line cut short by a kill is ignored (it was never finished)."""
+    records: dict[str, dict[str, Any]] = {}
+    for record in _lines(Path(run_dir) / RESULTS):
+        records[record["id"]] = record
+    return records
+
+
+def _lines(path: Path, upto: int | None = None) -> Iterator[dict[str, Any]]:
+    """Every whole record of a results file in order (within its first `upto` bytes), one line in memory at a
+    time."""
+    if not path.exists():
+        return
+    read = 0
+    with path.open("rb") as f:
+        for line in f:
+            read += len(line)
+            if upto is not None and read > upto:
+                return
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def latest_results(run_dir: Path, upto: int | None = None) -> Iterator[dict[str, Any]]:
+    """The latest record per sample id, as `read_results` has them, streamed in two passes over the file so that
+    only each id's line number is held, not the records (a batch of 100k samples is read in flat memory)."""
+    path = Path(run_dir) / RESULTS
+    last = {record["id"]: n for n, record in enumerate(_lines(path, upto))}
+    for n, record in enumerate(_lines(path, upto)):
+        if last.get(record["id"]) == n:
+            yield record
+
+
+class FolderResults(Mapping[str, dict[str, Any]]):
+    """A run folder's latest record per id as results.jsonl stood at its first `upto` bytes (the file only grows:
+    what a run returns is the folder as that run left it), read whenever asked and never held whole, so a run's
+    summary is a streaming pass over the file rather than every record kept to the end."""
+
+    def __init__(self, run_dir: Path, upto: int | None = None):
+        self.run_dir, self.upto = Path(run_dir), upto
+
+    def __getitem__(self, sample_id: str) -> dict[str, Any]:
+        found = None
+        for record in _lines(self.run_dir / RESULTS, self.upto):
+            if record["id"] == sample_id:
+                found = record
+        if found is None:
+            raise KeyError(sample_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (record["id"] for record in latest_results(self.run_dir, self.upto))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def values(self) -> ValuesView[dict[str, Any]]:
+        return _StreamedValues(self)
+
+    def items(self) -> ItemsView[str, dict[str, Any]]:
+        return _StreamedItems(self)
+
+    def _records(self) -> Iterator[dict[str, Any]]:
+        return latest_results(self.run_dir, self.upto)
+
+
+class _StreamedValues(ValuesView):
+    """values() in one pass over the file, not one scan per key."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self._mapping._records()
+
+
+class _StreamedItems(ItemsView):
+    """items() in one pass over the file, not one scan per key."""
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        return ((record["id"], record) for record in self._mapping._records())
+
+
+def repair_tail(path: Path) -> None:
+    """Cut a partial last line (the process died mid-write) so the next append starts on a fresh line."""
+    cut_torn_tail(path)
+
+
+def trace_dir(run_dir: Path, sample_id: str) -> Path:
+    """Where a sample's trace lives in its run folder (its id made safe as a folder name)."""
+    return Path(run_dir) / TRACES / SAFE_NAME.sub("_", sample_id)
+
+
+def first_error(record: dict[str, Any]) -> str:
+    """The record's first error line without the exception class and agent prefixes."""
+    text = re.split(r"; (?=(?:main|rescue): )", record.get("error") or "")[0]  # errors joined per agent
+    for prefix in ("main: ", "rescue: ", "BackendError: ", "QuotaExhausted: "):
+        text = text.removeprefix(prefix)
+    return text

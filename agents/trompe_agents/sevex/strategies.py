@@ -1,0 +1,158 @@
+"""The built-in search strategies (the SEVEX paper's method and its baselines), registered as a plugin's are.
+
+- `sevex`: novelty-guided UCT over a tree of ideas (nuct.py), or one chain of them with --no-tree;
+- `naive`: the question asked directly with the unmodified image(s);
+- `sketchpad`: the target uses the tools itself through the agent loop (SketchPad's few-shot prompt);
+- `ape`: SketchPad's system prompt rewritten from the best prompt's failures (Automatic Prompt Engineer).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..hookspecs import hookimpl
+from ..plugins import registered
+from .evaluate import Runner
+from .nuct import select_recorded
+from .roles import RoleError
+from .strategy import ExploreConfig, Search, Strategy
+from .tree import Experiment, Implementation, Node, SelfEval
+
+NAIVE = Implementation(
+    code="def main(images, question):\n    return ask_lvlm(images, PROMPT.replace('{question}', question))\n",
+    prompt="{question}")
+ROOT_IDEA = "Ask the question directly with the unmodified image(s) (the naive baseline)."
+SKETCHPAD_IDEA = "SketchPad baseline: the target uses the tools itself through the agent loop (few-shot prompt)."
+
+
+class Naive:
+    """The plain question, measured once: the baseline every idea is compared with."""
+
+    def root(self, runner: Runner) -> tuple[str, Implementation]:
+        return ROOT_IDEA, NAIVE
+
+    def iterations(self, config: ExploreConfig) -> int:
+        return 0
+
+    async def start(self, search: Search, root: Node) -> None:
+        return None
+
+    async def step(self, search: Search) -> Node | None:
+        return None  # never asked: no iterations
+
+
+class SketchPad(Naive):
+    """SketchPad's agent-loop prompt, measured once."""
+
+    def root(self, runner: Runner) -> tuple[str, Implementation]:
+        return SKETCHPAD_IDEA, Implementation("", runner.sketchpad_system())
+
+
+class APE(SketchPad):
+    """SketchPad+APE: rewrite the agent's system prompt (SketchPad's at first) from the best prompt's failures,
+    then resample variations of the best so far; each candidate runs through the agent loop on the dev set."""
+
+    def iterations(self, config: ExploreConfig) -> int:
+        return config.iterations
+
+    async def step(self, search: Search) -> Node | None:
+        tree = search.tree
+        best = tree.best()
+        questions = {s.id: s.question for s in search.dev}
+        wrong = {r["id"]: r for r in best.experiment.results if not r["correct"]}  # once per sample, not per run
+        failures = [f"{questions.get(i, i)!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
+                    for i, r in wrong.items()][:10]
+        tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
+                 for n in tree.executed() if n.implementation]
+        try:
+            prompts = await search.roles.better_prompts(task=search.runner.task.description,
+                                                        prompt=best.implementation.prompt, accuracy=best.reward,
+                                                        failures=failures, tried=tried, count=1,
+                                                        resample=len(tree.executed()) > 1)
+        except RoleError as exc:
+            search.problems.append(str(exc))
+            return None
+        node = tree.add(best.id, f"prompt rewrite: {' '.join(prompts[0].split())[:80]}", SelfEval(5, 5, 10))
+        node.visits = 1
+        node.implementation = Implementation("", prompts[0])
+        search.record(node, await search.measure(node.implementation))
+        return node
+
+
+class SEVEX(Naive):
+    """The paper's search: select an idea by NUCT, implement and execute it, back-propagate its insights, expand."""
+
+    def iterations(self, config: ExploreConfig) -> int:
+        return config.iterations
+
+    async def start(self, search: Search, root: Node) -> None:
+        await search.expand(root, children=search.config.k)
+
+    def select(self, search: Search) -> list[Node]:
+        """The path from the root to the node to work on: by NUCT (recorded), or along the chain with --no-tree."""
+        if not search.config.tree:
+            return chain(search)
+        path, levels = select_recorded(search.tree, search.config.nuct)
+        search.selections.append({"iteration": search.iteration, "path": [n.id for n in path], "levels": levels})
+        return path
+
+    async def step(self, search: Search) -> Node | None:
+        path = self.select(search)
+        node = path[-1]
+        for visited in path:
+            visited.visits += 1
+        if node.executed:  # an executed leaf (its ideas never came, or it failed): grow ideas below it
+            await search.expand(node, children=search.config.k)
+            return None
+        try:
+            node.implementation = await search.implement(node)
+        except RoleError as exc:
+            search.problems.append(str(exc))
+            node.experiment = Experiment(0.0, [], failure=str(exc))
+            node.iteration = search.iteration
+            await search.replace(node)
+            return node
+        runs = await search.measure(node.implementation)
+        search.record(node, runs)
+        if all(o.failed for run in runs for o in run):
+            kinds = sorted({str(o.error_kind) for run in runs for o in run})
+            search.problems.append(f"engineer: the program failed on every dev sample ({', '.join(kinds)})")
+        await search.analyse(node)
+        await search.replace(node)
+        await search.expand(node, children=search.config.k)
+        return node
+
+
+def chain(search: Search) -> list[Node]:
+    """--no-tree: always continue from the most recently executed node."""
+    tree = search.tree
+    last = max(tree.executed(), key=lambda n: (n.iteration, n.id))
+    path = [*reversed(tree.ancestors(last.id)), last]
+    pending = [c for c in tree.children(last.id) if not c.executed]
+    return path + pending[:1] if pending else path
+
+
+@hookimpl
+def register_strategies(register):
+    """The paper's method and its three baselines; each factory() returns a Strategy."""
+    register("sevex", SEVEX)
+    register("naive", Naive)
+    register("sketchpad", SketchPad)
+    register("ape", APE)
+
+
+def _strategies() -> dict:
+    return registered("register_strategies", "strategy", sys.modules[__name__], "strategies")
+
+
+def strategy_names() -> list[str]:
+    """`--strategy` choices: the built-ins and every strategy the installed plugins register."""
+    return list(_strategies())
+
+
+def choose_strategy(name: str) -> Strategy:
+    """The strategy registered under `name`; an unknown name is refused listing the known ones."""
+    strategies = _strategies()
+    if name not in strategies:
+        raise ValueError(f"--strategy: expected one of {', '.join(strategies)}, got {name!r}")
+    return strategies[name]()

@@ -1,0 +1,67 @@
+"""Every ErrorKind, planted in a real run, is counted alike by the console summary, the HTML report,
+`report --json` and `score --json`: the same failed, scored and right counts, and the kind named in each.
+
+A run over the shared probe set with the function backend answers every sample but one, which fails with the
+planted kind (planted_failures.py); the test is parametrised over ErrorKind, so a new kind is covered as it is
+added.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from trompe_agents.failures import ErrorKind
+from trompe_agents.illusion.cli import main
+from trompe_agents.illusion.results import read_results
+from trompe_agents.records import SampleResult
+
+pytestmark = pytest.mark.usefixtures("scripted_on_path")
+
+
+def page_text(path) -> str:
+    """The report page as a reader sees it: no markup, no charts."""
+    text = re.sub(r"<(style|svg)\b.*?</\1>", " ", path.read_text(), flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind))
+def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, probe_dir, tmp_path, capsys,
+                                                                        monkeypatch):
+    monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
+    out = tmp_path / "run"
+    code = main(["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function", "--model",
+                 "planted_failures:yes_but_one_fails", "--no-tools", "--no-progress"])
+    console = " ".join(capsys.readouterr().out.split())
+    records = list(read_results(out).values())
+    failed = [r for r in records if SampleResult.from_json(r).failed]
+    assert [SampleResult.from_json(r).failure for r in failed] == [kind]  # planted as a real run records it
+    assert code != 0  # a run with a sample left unanswered does not exit 0
+    right = sum(bool(r["correct"]) for r in records if not SampleResult.from_json(r).failed)
+
+    assert main(["report", str(out), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    page = page_text(out / "report" / "index.html")
+
+    # the console summary (stats.summary, metrics.summary_line)
+    assert f"8 results: answered 7 (main 7, rescue 0), failed 1 ({kind} 1)" in console
+    assert "over 7 answered" in console and "8 scored, 1 of them failed, 0 unlabelled" in console
+    # report --json (export.summary)
+    totals = figures["totals"]
+    assert (totals["samples"], totals["answered"], totals["failed"], totals["failures"]) == (8, 7, 1, {kind: 1})
+    assert (totals["right"], totals["scored"]) == (right, 7)
+    assert (figures["benchmark"]["scored"], figures["benchmark"]["failed"]) == (8, 1)
+    # the HTML report (report.index_page, metrics_section)
+    assert "answered by main / rescue / failed 7 / 0 / 1" in page and f"failures by kind {kind} 1" in page
+    assert f"({right}/7 labelled)" in page
+    assert "8 labelled samples scored (1 failed runs count as wrong)" in page
+    # the per-sample CSV names the kind on the failed sample's row
+    assert f",{kind}," in (out / "report" / "samples.csv").read_text()
+    # and `score --json` (rescore.score_run) counts it as the report's benchmark section does
+    assert main(["score", str(out), "--json", str(tmp_path / "score.json")]) == 0
+    score = json.loads((tmp_path / "score.json").read_text())
+    assert score["counts"] == {"records": 8, "scored": 8, "failed": 1, "unlabelled": 0}
+    assert "8 scored, 1 of them failed" in score["summary"]
