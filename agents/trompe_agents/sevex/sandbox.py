@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -207,16 +208,22 @@ class Worker:
 
     def kill(self) -> None:
         """SIGKILL the sandbox's init (the kernel then kills its whole pid namespace; the launcher reaps what is
-        left and exits), or while it is not known yet, the launcher's process group, directly: Popen.kill() polls
-        first, which can reap the child behind asyncio's back (asyncio then logs 'Unknown child process').
-        Closing the job pipe ends a child that still waits for its job."""
+        left and exits). While the init is not known yet, bubblewrap may be creating it: the launcher gets
+        SIGTERM, kills and reaps all it started as their subreaper, and exits (SIGKILLing it with bubblewrap
+        could orphan an init created meanwhile); a child without a launcher gets SIGKILL to its process group.
+        Signals go directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio
+        then logs 'Unknown child process'). Closing the job pipe ends a child that still waits for its job."""
         if self.init is not None:
-            targets = [(signal.pidfd_send_signal, self.init)]  # safe from pid reuse
+            targets = [(signal.pidfd_send_signal, self.init, signal.SIGKILL)]  # safe from pid reuse
+        elif self.process.returncode is not None:
+            targets = []
+        elif self.launch.info_fd is not None:
+            targets = [(os.kill, self.process.pid, signal.SIGTERM)]
         else:
-            targets = [(os.killpg, self.process.pid)] if self.process.returncode is None else []
-        for kill, pid in targets:
+            targets = [(os.killpg, self.process.pid, signal.SIGKILL)]
+        for kill, pid, signum in targets:
             try:
-                kill(pid, signal.SIGKILL)
+                kill(pid, signum)
             except ProcessLookupError:  # already gone
                 pass
         if self.process.stdin is not None and not self.process.stdin.is_closing():
@@ -229,6 +236,9 @@ class Worker:
         try:
             await asyncio.wait_for(asyncio.shield(self.process.wait()), CLOSE_SECONDS)
         except TimeoutError:
+            if self.process.returncode is None:  # a launcher that did not end on SIGTERM
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
             self.process._transport.close()  # noqa: SLF001 -- asyncio has no public way to drop a process
         finally:
             self.launch.cleanup()

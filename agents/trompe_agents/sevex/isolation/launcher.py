@@ -106,6 +106,7 @@ def supervise(program: int, argv: list[str], parent: int) -> int:
                 kill_all()  # what bubblewrap left (normally nothing)
                 return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     except ParentDied:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
         kill_all()
         return 1
 
