@@ -29,7 +29,8 @@ from trompe_agents.illusion.stats import summary
 from trompe_agents.toolclient import ToolClient
 
 CONFIG = AgentConfig(task=1, router="regex", no_tools=True)
-PER_SAMPLE_LIMIT = 1000  # bytes of driver memory one more sample may add; a kept record or sample adds > 1500
+PER_SAMPLE_LIMIT = 2500  # bytes one more sample may add to the driver's peak: keeping every record adds 3.5-3.9 KB;
+# the peaks themselves vary by up to about 1.3 KB a sample from run to run on a loaded 2-core box
 
 
 class Generated:
@@ -64,7 +65,7 @@ async def weigh(image: Path, out: Path, n: int, tools: ToolClient) -> tuple[int,
 def test_driver_memory_does_not_grow_with_the_batch(tmp_path):
     image = tmp_path / "probe.png"
     Image.new("RGB", (16, 16), "white").save(image)
-    small, large = 25, 100
+    small, large = 25, 250  # a wide gap: the peaks vary by some 200 KB from run to run
 
     async def main() -> tuple[tuple[int, str], tuple[int, str]]:
         async with ToolClient.in_process() as tools:
