@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import errno
 from enum import StrEnum
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
 
 
 class Action(StrEnum):
@@ -18,6 +21,15 @@ class Action(StrEnum):
     RETRY = "retry"  # transient: wait and send it again
     SWITCH = "switch"  # the same model will not answer (out of quota or credit); a --fallback-model may
     FATAL = "fatal"  # no retry helps: say why and stop
+
+
+def open_member(cls: type[E], value: object) -> E | None:
+    """An enum member for a kind its list does not name, so an open set of string kinds keeps each as written."""
+    if not isinstance(value, str) or not value:
+        return None
+    member = str.__new__(cls, value)
+    member._name_, member._value_ = value.upper(), value
+    return member
 
 
 class ErrorKind(StrEnum):
@@ -53,11 +65,7 @@ class ErrorKind(StrEnum):
     @classmethod
     def _missing_(cls, value: object) -> ErrorKind | None:
         """A kind this list does not know (a third-party backend's own) stays itself: fatal, without a hint."""
-        if not isinstance(value, str) or not value:
-            return None
-        member = str.__new__(cls, value)
-        member._name_, member._value_ = value.upper(), value
-        return member
+        return open_member(cls, value)
 
     @property
     def action(self) -> Action:

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..failures import open_member
 from ..messages import Usage
 
 
@@ -37,11 +38,7 @@ class OutcomeKind(StrEnum):
     @classmethod
     def _missing_(cls, value: object) -> OutcomeKind | None:
         """A kind not listed here (the agent loop's, for SketchPad: max_rounds, a backend's) stays itself."""
-        if not isinstance(value, str) or not value:
-            return None
-        member = str.__new__(cls, value)
-        member._name_, member._value_ = value.upper(), value
-        return member
+        return open_member(cls, value)
 
 
 @dataclass
