@@ -1,4 +1,5 @@
-"""CPU time of the processes a bench started: itself and its descendants, read from Linux /proc.
+"""CPU time of the processes a bench started: itself and its descendants, read from Linux /proc; and a wait
+for processes to end.
 
 Machine-wide counters (/proc/stat) also count every other job on a shared box; these count only the run's own
 processes (the driver, worker processes, Ray's processes, a fake vendor), so samples per CPU-second hold however
@@ -8,6 +9,9 @@ loaded the machine is. psutil is not a dependency of trompe; /proc/<pid>/stat is
 from __future__ import annotations
 
 import os
+import select
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -68,3 +72,17 @@ class ProcessTree:
                 continue
             total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
         return total / TICKS
+
+
+def wait_gone(pids: Iterable[int], seconds: float) -> None:
+    """Until each of `pids` has ended or `seconds` have passed (a pidfd says when: no polling)."""
+    deadline = time.monotonic() + seconds
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        finally:
+            os.close(fd)

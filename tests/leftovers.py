@@ -7,6 +7,9 @@ the child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so a process whose par
 not to pid 1, and stays in the tree. At the end, anything in that dir besides pytest's own folders, or any live
 process that carries the marker or descends from this process or from a marked one, fails the run with a list
 of what was left.
+
+Under pytest-xdist the controller does this for the whole run: its workers take its temp dir and marker as their
+own, and it checks once they have exited (their orphans are reparented to it, the subreaper above them).
 """
 
 from __future__ import annotations
@@ -50,7 +53,21 @@ def deactivate() -> None:
     tempfile.tempdir = _saved[1]
 
 
-activate()
+def is_xdist_worker() -> bool:
+    return "PYTEST_XDIST_WORKER" in os.environ
+
+
+def adopt() -> None:
+    """An xdist worker's temp dir and marker are its controller's, inherited through the environment."""
+    global _tmp, _token
+    _tmp, _token = Path(os.environ["TMPDIR"]), os.environ[MARKER]
+    tempfile.tempdir = str(_tmp)
+
+
+if is_xdist_worker() and os.environ.get(MARKER):
+    adopt()
+else:
+    activate()
 
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
@@ -87,7 +104,7 @@ def _processes() -> dict[int, tuple[int, bool, str]]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if os.environ.get(MARKER) != _token or not _tmp.is_dir():
+    if not is_xdist_worker() and (os.environ.get(MARKER) != _token or not _tmp.is_dir()):
         activate()
     claim_orphans()
 
@@ -120,7 +137,10 @@ def leftover_files() -> list[str]:
     return sorted(p.name for p in _tmp.iterdir() if not p.name.startswith(NOT_OURS))
 
 
+@pytest.hookimpl(trylast=True)  # after xdist has stopped its workers
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if is_xdist_worker():
+        return  # the controller checks the whole run
     deadline = time.monotonic() + GRACE_S
     processes = marked_processes() if Path("/proc").is_dir() else []
     while processes and time.monotonic() < deadline:

@@ -150,7 +150,7 @@ def stage(workdir: Path, modules: list[str], tests: list[str]) -> None:
         "source_paths": ["src"],
         "only_mutate": [f"src/{m}" for m in modules],
         "pytest_add_cli_args_test_selection": existing,
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q", "-n", "0"],  # in mutmut's process: no workers
         "also_copy": ALSO_COPY,
     }
     lines = ["[tool.mutmut]"] + [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
@@ -169,8 +169,13 @@ def run_group(name: str, children: int, keep: Path | None, show: bool = False) -
     try:
         stage(workdir, modules, tests)
         mutmut = [sys.executable, "-m", "mutmut"]
-        subprocess.run([*mutmut, "run", "--max-children", str(children)], cwd=workdir,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        log = workdir / "mutmut-run.log"
+        with log.open("w", encoding="utf-8") as out:
+            ran = subprocess.run([*mutmut, "run", "--max-children", str(children)], cwd=workdir, stdout=out,
+                                 stderr=subprocess.STDOUT, check=False)
+        if ran.returncode != 0:  # e.g. its clean run failed: say so, not a score of 0% over untested mutants
+            tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n")[-3000:]
+            raise SystemExit(f"{name}: mutmut run exited with {ran.returncode}:\n{tail}")
         listing = subprocess.run([*mutmut, "results", "--all", "true"], cwd=workdir, capture_output=True,
                                  text=True, check=False).stdout
         status: dict[str, str] = {}
@@ -199,7 +204,7 @@ def run_planted(name: str, keep: Path | None, show: bool = False) -> dict[str, o
         original = scripts.read_text(encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(workdir / "src"),
                                                                          os.environ.get("PYTHONPATH")]))}
-        pytest = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        pytest = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", "no:randomly",
                   *(t for t in REDIS_TESTS if (ROOT / t).exists())]
         baseline = subprocess.run(pytest, cwd=workdir, env=env, capture_output=True, text=True, check=False)
         if baseline.returncode != 0:

@@ -9,6 +9,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .statefiles import write_atomic
 from .trace import SAFE_NAME, read_events, render_text
 
 STYLE = """body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222}
@@ -53,6 +54,10 @@ def step_html(event: dict[str, Any], href: ImageHref, calls: dict[str, dict[str,
                 f"(tools {escape(', '.join(event.get('tools', [])))})</div>")
     if kind == "normalize":
         return f"<div class='step route'><b>normalize</b>: <code>{escape(json.dumps(event.get('images')))}</code></div>"
+    if kind == "preset":
+        notes = "".join(f"<li>{escape(note)}</li>" for note in event.get("notes", []))
+        return (f"<div class='step route'><b>preset {escape(str(event.get('name')))}</b>: "
+                + (f"differs from the paper in<ul>{notes}</ul>" if notes else "as the paper states") + "</div>")
     if kind == "start":
         return f"<div class='step'><b>{agent}</b> agent starts: {escape(str(event.get('model')))}</div>"
     if kind == "system":
@@ -132,5 +137,5 @@ def write_html(path: Path, out: Path | None = None, sample: str | None = None) -
                            f"{steps_html(folder, hrefs_from(folder, target.parent))}</details>"
                            for name, folder in traces)
         body = f"<h1>traces of {escape(str(path))}</h1><ol>{toc}</ol>{sections}"
-    target.write_text(page(f"trace {path}", body), encoding="utf-8")
+    write_atomic(target, page(f"trace {path}", body))
     return target

@@ -18,19 +18,22 @@ CHANNELS = {"R": "red", "G": "green", "B": "blue", "H": "hue", "S": "saturation"
             "L": "luma (BT.601)"}
 
 
-def hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Hue, saturation and value scaled to 0..255 (hue 0 = red, 85 = green, 170 = blue)."""
+def hsv_channel(rgb: np.ndarray, channel: str) -> np.ndarray:
+    """Hue, saturation or value scaled to 0..255 (hue 0 = red, 85 = green, 170 = blue); only that one made, with
+    exact integer steps up to the one division (the float64 planes of all three cost ~90 bytes a pixel)."""
     import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
 
-    rgb = rgb.astype(np.float64)
-    high, low = rgb.max(axis=-1), rgb.min(axis=-1)
-    spread = high - low
-    safe = np.where(spread == 0, 1, spread)
-    r, g, b = (rgb[..., i] for i in range(3))
-    hue = np.select([high == r, high == g], [(g - b) / safe, 2 + (b - r) / safe], 4 + (r - g) / safe)
-    hue = np.where(spread == 0, 0, (hue / 6) % 1)
-    sat = np.where(high == 0, 0, spread / np.where(high == 0, 1, high))
-    return hue * 255, sat * 255, high
+    r, g, b = (rgb[..., i].astype(np.int16) for i in range(3))
+    high = np.maximum(np.maximum(r, g), b)
+    if channel == "V":
+        return high.astype(np.float64)
+    spread = high - np.minimum(np.minimum(r, g), b)
+    if channel == "S":
+        return np.where(high == 0, 0, spread / np.where(high == 0, 1, high)) * 255
+    red, green = high == r, high == g  # of equal maxima red decides first, then green
+    difference = np.where(red, g - b, np.where(green, b - r, r - g))
+    hue = np.where(red, 0, np.where(green, 2, 4)) + difference / np.where(spread == 0, 1, spread)
+    return np.where(spread == 0, 0, (hue / 6) % 1) * 255
 
 
 def channel_values(rgb: np.ndarray | Image.Image, channel: str) -> np.ndarray:
@@ -52,7 +55,7 @@ def channel_values(rgb: np.ndarray | Image.Image, channel: str) -> np.ndarray:
         return rgb[..., "RGB".index(channel)].astype(np.uint8)
     if channel == "L":
         return luma(rgb)
-    values = hsv(rgb)["HSV".index(channel)]
+    values = hsv_channel(rgb, channel)
     return np.clip(np.floor(values + 0.5), 0, 255).astype(np.uint8)
 
 

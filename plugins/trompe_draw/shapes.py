@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from pydantic import Field
@@ -33,7 +34,7 @@ def draw_line(ctx: ToolContext, image: ImageId, start: LineEnd, end: LineEnd, co
               width: Width = 2) -> ToolOutput:
     """Draw a straight line, e.g. a reference to judge whether an edge is straight, parallel or aligned.
 
-    The line is exact (no anti-aliasing) and centred on the segment start-end. Ends may lie outside the
+    The line is exact (no anti-aliasing) and joins the pixels the two ends lie in. Ends may lie outside the
     image by up to the image's size (the line is clipped), so a reference can cross the whole picture;
     the line must touch the image.
     """
@@ -45,13 +46,15 @@ def draw_line(ctx: ToolContext, image: ImageId, start: LineEnd, end: LineEnd, co
     if (x0, y0) == (x1, y1):
         raise ToolInputError("end", f"{list(end)} equals start; accepted: a point different from start")
 
-    def shape(draw):
-        draw.line([(x0, y0), (x1, y1)], fill=rgba, width=width)
+    # the pixel each end lies in: Pillow truncates toward zero, which put an end at x = -0.9 in column 0
+    (a, b), (c, d) = ends = [(math.floor(x0), math.floor(y0)), (math.floor(x1), math.floor(y1))]
 
-    middle = ((x0 + x1) / 2, (y0 + y1) / 2)
-    bounds = (min(x0, x1) - width, min(y0, y1) - width, max(x0, x1) + width + 1, max(y0, y1) + width + 1)
+    def shape(draw):
+        draw.line(ends, fill=rgba, width=width)
+
+    bounds = (min(a, c) - width, min(b, d) - width, max(a, c) + width + 1, max(b, d) + width + 1)
     out = paint(im, shape, [rgba], bounds, "start/end",
-                touches=any(well_inside(p, im.size) for p in ((x0, y0), middle, (x1, y1))))
+                touches=any(well_inside(p, im.size) for p in ((a, b), ((a + c) / 2, (b + d) / 2), (c, d))))
     return ToolOutput(f"line ({x0:g}, {y0:g})-({x1:g}, {y1:g}) {color} width {width} on {image}", out)
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
@@ -31,6 +32,7 @@ from .limits import Limits
 from .plugins import PluginSettings, collect_tools, plugin_manager
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .storages import open_storage
+from .tool_schemas import described
 from .toolapi import ToolContext, ToolOutput, ToolSpec
 from .wire import FAILURE_META, request_id
 from .version import __version__
@@ -119,13 +121,10 @@ class TrompeApp:
         self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
         self.tools = collect_tools(self.pm, self.config.tags, settings)
         self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits, self.pm))
-        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__)
-        self._add_session_tools()
-        for spec in self.tools.values():
-            self.mcp.add_tool(self._wrap(spec), name=spec.name, description=spec.fn.__doc__,
-                              meta={"tags": sorted(spec.tags), "plugin": spec.plugin},
-                              annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
-                                                          idempotent_hint=False, open_world_hint=False))
+        tools: dict[str, Tool] = {}
+        for tool in [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]:
+            tools.setdefault(tool.name, tool)  # the first of a name, as the SDK's add_tool keeps it
+        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=list(tools.values()))
         self.mcp.resource("image://{session}/{image}", name="image", mime_type="image/png",
                           description="PNG bytes of an image in a session")(self._read_image)
 
@@ -165,6 +164,12 @@ class TrompeApp:
         return self.image_result(ctx.session, record, out.summary, created=True, data=out.data, im=im)
 
     # plugin tools -----------------------------------------------------------
+    def _plugin_tool(self, spec: ToolSpec) -> Tool:
+        return described(self._wrap(spec), spec.fn, name=spec.name, description=spec.fn.__doc__,
+                         meta={"tags": sorted(spec.tags), "plugin": spec.plugin},
+                         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                                     idempotent_hint=False, open_world_hint=False))
+
     def _wrap(self, spec: ToolSpec):
         """An async MCP handler with `session` first and the plugin function's own typed arguments."""
         hints = typing.get_type_hints(spec.fn, include_extras=True)
@@ -222,7 +227,7 @@ class TrompeApp:
     def _source_label(source: str) -> str:
         return f"<inline image, {len(source)} characters>" if is_inline(source) else source
 
-    def _add_session_tools(self) -> None:
+    def _session_tools(self) -> list[Tool]:
         registry = self.registry
 
         async def open_session(
@@ -283,8 +288,8 @@ class TrompeApp:
                 return f"closed {session} ({registry.close_session(session)} images freed)"
             return await self._run(work)
 
-        for fn in (open_session, add_image, list_images, view_image, close_session):  # plugins.SERVER_TOOLS
-            self.mcp.add_tool(fn, meta={"tags": ["session"], "plugin": "trompe_server"})
+        return [described(fn, fn.__code__, meta={"tags": ["session"], "plugin": "trompe_server"})
+                for fn in (open_session, add_image, list_images, view_image, close_session)]  # plugins.SERVER_TOOLS
 
     async def _read_image(self, session: str, image: str) -> bytes:
         def work():  # a full-size read holds the pixels and their PNG: admitted like a tool's work

@@ -56,6 +56,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _remove_folders(folders: list[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    folders.clear()
+
+
 def _bands(width: int, height: int, mode: str) -> list[tuple[int, int]]:
     """(top, rows) of horizontal bands of about 8 MB each."""
     rows = max(1, (8 << 20) // max(1, width * len(mode)))
@@ -75,9 +81,15 @@ class PixelStore:
         self.in_memory = 0
         self._ram: OrderedDict[tuple[str, str], Image.Image] = OrderedDict()
         self._disk: dict[tuple[str, str], tuple[str, tuple[int, int], Path]] = {}
+        self._made: list[Path] = []  # the spill folder, made at the first spill: a process killed before leaves none
+        self.cleanup = weakref.finalize(self, _remove_folders, self._made)  # also at exit
         remove_orphaned_spill()
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-"))
-        self.cleanup = weakref.finalize(self, shutil.rmtree, self.dir, ignore_errors=True)  # also at exit
+
+    @property
+    def dir(self) -> Path:
+        if not self._made:
+            self._made.append(Path(tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-")))
+        return self._made[0]
 
     def put(self, key: tuple[str, str], im: Image.Image) -> None:
         """Keep `im` itself (the caller never changes it again), or write it to disk if it alone is over budget."""

@@ -11,8 +11,10 @@ Lua script, quota and TTL works as on the `redis` storage. Keys are per image an
 one never races with another session storing equal pixels. Objects go when their session goes: a close
 deletes them at once; a session evicted by a quota or expired by Redis is found by the sweep, which one
 replica at a time runs every `sweep` seconds (default 60): it lists the bucket's session folders and deletes
-those whose session Redis no longer holds. No bucket lifecycle rule is needed. (An object written for a call
-that Redis then failed stays until its session goes, as the sweep finds it with the session's.)
+those whose session Redis no longer holds. No bucket lifecycle rule is needed. An object written for a call that
+Redis then failed is deleted at once, unless the record may have been stored after all (the APPEND was sent and
+its reply lost) and Redis cannot say; such an object, or one left by a replica killed between the two writes,
+goes with its session.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import secrets
 import threading
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from PIL import Image
+
 from .errors import RegistryUnavailable
+from .records import ImageRecord
 from .redis_storage import PREFIX, TIMEOUT, RedisStorage
-from .storage import redacted
+from .storage import Bounds, redacted
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +123,7 @@ class S3Storage(RedisStorage):
             raise ValueError(f"--registry {self.url}: cannot use S3 bucket {self.bucket!r} at {self.endpoint} "
                              f"({_detail(exc)}); create the bucket, or fix the endpoint or the credentials "
                              "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE)") from None
+        self._put = threading.local()  # this thread's append: the object it wrote, and whether Redis may use it
         self.sweep_every = float(options.get("sweep", SWEEP))
         self._stop = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep_forever, name="trompe-s3-sweep", daemon=True)
@@ -134,12 +140,52 @@ class S3Storage(RedisStorage):
         """A name of this image's own: deleting its object never takes equal pixels another session stored."""
         return f"{content[:32]}-{secrets.token_hex(8)}"
 
+    def append(self, session_id: str, record: ImageRecord, im: Image.Image, bounds: Bounds,
+               request: str | None = None) -> ImageRecord:
+        """As the Redis storage's; when Redis then fails, the object this call wrote goes too, not left behind."""
+        self._put.written, self._put.in_doubt = None, False
+        try:
+            return super().append(session_id, record, im, bounds, request)
+        except RegistryUnavailable:
+            if self._put.written is not None:
+                self._discard(session_id, self._put.written, self._put.in_doubt)
+            raise
+        finally:
+            self._put.written = None
+
     def _write_pixels(self, session_id: str, digest: str, data: bytes) -> bytes:
         try:
             self.s3.put_object(Bucket=self.bucket, Key=self._object(session_id, digest), Body=data)
         except self.errors as exc:
             raise self._unavailable(exc, "did not store the image; nothing was changed") from None
+        self._put.written = digest
         return MARKER
+
+    def _run(self, script: str, *args) -> object:
+        """An APPEND sent but not answered (the connection lost, a timeout) may have stored its record."""
+        import redis
+
+        try:
+            return super()._run(script, *args)
+        except (redis.ConnectionError, redis.TimeoutError):
+            if script == "APPEND":
+                self._put.in_doubt = True
+            raise
+
+    def _discard(self, session_id: str, digest: str, in_doubt: bool) -> None:
+        """Delete the object of a record Redis did not store; when Redis cannot say whether it did, the object
+        stays for its session's close or the sweep (deleting it could take a stored record's pixels)."""
+        import redis
+
+        try:
+            if in_doubt:
+                self._run("UNUSED", digest)  # frees the pixel key unless a record holds it: no APPEND takes it after
+                if self.client.exists(f"{self.prefix}:ref:{digest}"):
+                    return  # the record was stored, only its reply was lost: these are its pixels
+            self.s3.delete_object(Bucket=self.bucket, Key=self._object(session_id, digest))
+        except (*self.errors, redis.RedisError) as exc:
+            logger.warning("S3 bucket %r: an object written for an image Redis did not store is left for its "
+                           "session's close (%s)", self.bucket, _detail(exc))
 
     def _read_pixels(self, session_id: str, digest: str) -> bytes | None:
         key = self._object(session_id, digest)

@@ -29,6 +29,7 @@ from trompe_agents.backends.claude import ClaudeBackend
 from trompe_agents.backends.error_kinds import status_kind, transport_failure
 from trompe_agents.backends.gemini import GeminiBackend
 from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
+from trompe_agents.messages import Message, TextPart
 from trompe_agents.backends.retry import Retrier, parse_duration, retry_after
 from trompe_agents.testing import FakeVendor, final
 from trompe_agents.testing.fake_vendors import ERROR_BODIES
@@ -40,9 +41,11 @@ WHERE = "vendor at http://fake"
 
 def client(vendor: str, transport: httpx2.AsyncBaseTransport | None = None, base_url: str = "http://fake"):
     """The vendor's real SDK client, without its own retries, on the given transport."""
-    if vendor == "gemini":
-        memory = {"transport": transport, "verify": False} if transport else None  # no TLS setup for no socket
-        http = types.HttpOptions(base_url=base_url, async_client_args=memory)
+    if vendor == "gemini":  # on httpx, as the backend's client: on aiohttp the SDK retries a failed connect itself
+        if transport:  # no TLS setup for no socket
+            http = types.HttpOptions(base_url=base_url, async_client_args={"transport": transport, "verify": False})
+        else:
+            http = types.HttpOptions(base_url=base_url, httpx_async_client=httpx2.AsyncClient())
         return genai.Client(api_key="k", http_options=http)
     sdk = anthropic.AsyncAnthropic if vendor == "anthropic" else openai.AsyncOpenAI
     url = base_url + ("/v1" if vendor == "openai" else "")
@@ -358,6 +361,25 @@ def test_a_refused_connection_fails_at_once_naming_the_cause(vendor):
     assert info.value.kind == "connection" and sleeps == [] and policy.model == "m"
     assert "m: connection: cannot connect ([Errno 111] " in str(info.value)  # the OS's words, not the SDK's
     assert str(info.value).endswith("(nothing answers there; check --base-url and that the server is running)")
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "openai", "gemini"])
+def test_each_backend_reports_a_refused_connection_without_a_retry_of_its_sdk(vendor):
+    """The backend's own client, not the test's: google-genai on its default aiohttp session retries a failed
+    connect itself after sleeping 1 to 10 s, so a wrong --base-url would take that long to be reported."""
+    backend = BACKEND[vendor](BackendOptions(model="m", base_url=f"http://127.0.0.1:{free_port()}", api_key="k"))
+
+    async def ask():
+        try:
+            await backend.complete([Message("user", [TextPart("hi")])], [])
+        finally:
+            await backend.aclose()
+
+    started = time.monotonic()
+    with pytest.raises(BackendError) as info:
+        anyio.run(ask)
+    assert info.value.kind == "connection", info.value
+    assert time.monotonic() - started < 1.0, "a refused connection was retried before it was reported"
 
 
 class Drops(httpx2.AsyncBaseTransport):

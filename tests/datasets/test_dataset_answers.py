@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trompe_agents.datasets.answers import EXTRACTORS, extract, is_correct, normalise
@@ -102,10 +102,14 @@ def test_unknown_format_and_invalid_gold_are_errors():
         normalise("datacv1", "maybe")
 
 
+# No per-example deadline and no too-slow check: each example takes microseconds, and on a loaded 2-core CI box
+# one scheduling stall would fail the run with no bug behind it.
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 plain = st.text(alphabet=st.characters(blacklist_characters="{}()0123456789<>"), max_size=40)
 plain_words = plain.filter(lambda t: not any(w in t.lower() for w in ("yes", "no", "row", "column", "answer")))
 
 
+@SETTINGS
 @given(st.sampled_from(sorted(EXTRACTORS) + ["blindtest", "blink", "datacv1"]), st.text(max_size=60))
 def test_extractors_are_idempotent(fmt, text):
     """SEVEX scores an already extracted answer, so extracting twice must change nothing."""
@@ -114,17 +118,20 @@ def test_extractors_are_idempotent(fmt, text):
         assert extract(fmt, once) == once
 
 
+@SETTINGS
 @given(st.integers(0, 10_000), plain, plain)
 def test_count_in_braces_wins_over_surrounding_text(n, before, after):
     assert extract("count", f"{before} {{{n}}} {after}") == str(n)
     assert is_correct("blindtest", f"{before} {{{n}}} {after}", str(n))
 
 
+@SETTINGS
 @given(st.sampled_from("ABCD"), plain_words, plain_words)
 def test_blink_letter_in_parentheses(letter, before, after):
     assert extract("blink", f"{before} ({letter}) {after}") == letter
 
 
+@SETTINGS
 @given(st.integers(1, 30), st.integers(1, 30), plain_words)
 def test_rows_columns_in_benchmark_format(rows, cols, before):
     text = f"{before} rows={{{rows}}} columns={{{cols}}}"
@@ -132,6 +139,7 @@ def test_rows_columns_in_benchmark_format(rows, cols, before):
     assert is_correct("blindtest", text, f"{rows},{cols}")
 
 
+@SETTINGS
 @given(st.one_of(st.integers(0, 99).map(str), st.sampled_from(["yes", "no"]),
                  st.tuples(st.integers(1, 20), st.integers(1, 20)).map(lambda p: f"{p[0]},{p[1]}"),
                  st.sampled_from("abcxyzABQ")))

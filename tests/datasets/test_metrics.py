@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from trompe_agents.datasets.metrics import benchmark_metrics, summary_line
+from trompe_agents.datasets.metrics import benchmark_metrics, metric_keys, summary_line
 from trompe_agents.testing.dataset_files import hallusion_items
 
 
@@ -134,3 +134,13 @@ def test_a_set_without_a_harness_scorer_is_accuracy_per_category_and_their_mean(
     assert summary_line(nothing) == ("nothing scored (scorer official: accuracy per category); 0 scored, 0 of them "
                                      "failed, 2 unlabelled (not scored)")
     assert benchmark_metrics(None, []).as_dict()["groups"] == []
+
+
+def test_a_record_keeps_the_scorers_keys_of_the_metadata_and_nothing_else():
+    """What the runner stores as a record's `keys`: HallusionBench's grouping keys, BlindTest's task and gold,
+    HallusionBench's reference answer; a key the sample lacks stays absent, the rest of the metadata is left out."""
+    metadata = {"category": "VD", "set_id": "0", "figure_id": "1", "task": "Counting", "groundtruth": "{3}",
+                "gt_answer_details": "three", "filename": "VD/0_1.png", "sample_note": "hand-made"}
+    assert metric_keys(metadata) == {"category": "VD", "set_id": "0", "figure_id": "1", "task": "Counting",
+                                     "groundtruth": "{3}", "gt_answer_details": "three"}
+    assert metric_keys({"filename": "a.png"}) == {}

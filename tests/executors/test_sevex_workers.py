@@ -10,6 +10,7 @@ import pytest
 
 pytestmark = [pytest.mark.os_sandbox, pytest.mark.slow]  # generated code through the OS sandbox, in workers
 
+SCRIPTED = Path(__file__).parents[1] / "illusion"  # scripted.py, which dying_models builds on
 SEVEX_TESTS = Path(__file__).parents[1] / "sevex"  # scripted explorer/target models and the dev set writer
 
 
@@ -41,3 +42,22 @@ def test_candidates_evaluated_by_worker_processes_give_the_same_tree(tmp_path, m
     spread = explore(there, dev_set, "--workers", "2")
     assert tree(there) == tree(here)  # every candidate's per-sample results, rewards and the search path
     assert spread.splitlines()[0] == alone.splitlines()[0]  # "best dev accuracy ... (node N: ...)"
+
+
+def test_a_dying_worker_stops_explore_in_one_line_with_how_to_resume(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(SEVEX_TESTS))
+    from sevex_support import write_dev_set
+
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(SEVEX_TESTS), str(Path(__file__).parent), str(SCRIPTED),
+                                                       os.environ.get("PYTHONPATH", "")])}
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "trompe_agents.sevex.cli", "explore", "--task", "probes", "--dev",
+         str(write_dev_set(tmp_path)), "--explorer-backend", "function", "--explorer-model",
+         "scripted_models:explorer", "--target-backend", "function", "--target-model", "dying_models:target_dies",
+         "--iterations", "1", "--no-progress", "--workers", "2", "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("sevex: a worker process failed (trompe-worker-")
+    assert "--resume" in done.stderr

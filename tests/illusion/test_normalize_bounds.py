@@ -69,6 +69,15 @@ def test_bands_give_the_pixels_and_stats_of_the_whole_image_at_once(seed, height
     assert np.array_equal(np.asarray(fixed), np.asarray(expected)) and stats == expected_stats
 
 
+@given(st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(1, 30), st.integers(0, 9), st.floats(0, 1))
+def test_box_sums_count_the_true_pixels_of_each_window_within_the_image(seed, height, width, radius, share):
+    """Against a plain count of every window, radii past 7 included (a 15x15 window no longer fits a byte)."""
+    mask = np.random.default_rng(seed).random((height, width)) < share
+    expected = [[int(mask[max(0, y - radius):y + radius + 1, max(0, x - radius):x + radius + 1].sum())
+                 for x in range(width)] for y in range(height)]
+    assert box_sum(mask, radius).tolist() == expected
+
+
 def test_a_12_megapixel_photograph_with_a_large_palette_stays_within_a_few_hundred_megabytes():
     im = blocks(7, 3_000, 4_000, 48, block=250)  # 12 MP; 48 near colours, of which the palette keeps ~22
     tracemalloc.start()

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
-from toolcheck import gradient, in_memory, open_in, result_image
+from liveclient import Live, live_client
+from toolcheck import gradient, result_image
 from trompe_analysis.grid import cell_edges
 from trompe_draw.marks import ink, label
 
@@ -60,15 +61,14 @@ def sources(size: tuple[int, int]) -> dict[str, Image.Image]:
     return {"RGB": rgb, "RGBA": see_through, "L": rgb.convert("L")}
 
 
-def check(make_app, size: tuple[int, int], tool: str, arguments: dict, draw_marks) -> None:
-    app = make_app()
+def check(live: Live, size: tuple[int, int], tool: str, arguments: dict, draw_marks) -> None:
     for mode, source in sources(size).items():
-        session = open_in(app, source)
+        session = live.open(source)
 
         async def scenario(client, session=session):
             return await client.call_tool(tool, {"session": session, "image": "original", **arguments})
 
-        result = in_memory(app, scenario)
+        result = live.run(scenario)
         assert not result.is_error, result.content[0].text
         out, expected = np.asarray(result_image(result)), composited(source, draw_marks)
         if out.shape[-1] == 3 < expected.shape[-1]:  # marks that made every pixel opaque: stored as RGB
@@ -84,10 +84,11 @@ def test_grid_matches_the_layer_oracle(make_app):
            color=st.sampled_from(COLOURS))
     def grids(size, rows, cols, color):
         rows, cols = min(rows, size[1] // 4), min(cols, size[0] // 4)
-        check(make_app, size, "overlay_grid", {"rows": rows, "cols": cols, "color": color},
+        check(live, size, "overlay_grid", {"rows": rows, "cols": cols, "color": color},
               former_grid(rows, cols, color))
 
-    grids()
+    with live_client(make_app()) as live:
+        grids()
 
 
 def test_sample_rings_match_the_layer_oracle(make_app):
@@ -97,22 +98,25 @@ def test_sample_rings_match_the_layer_oracle(make_app):
     @settings(max_examples=15, deadline=None)
     @given(points=st.lists(point, min_size=1, max_size=4), radius=st.sampled_from([0, 0.5, 1, 2.5, 4, 7.25, 20]))
     def rings(points, radius):
-        check(make_app, size, "sample_color", {"points": [list(p) for p in points], "radius": radius},
+        check(live, size, "sample_color", {"points": [list(p) for p in points], "radius": radius},
               former_rings(points, radius))
 
-    rings()
+    with live_client(make_app()) as live:
+        rings()
 
 
 def test_dense_grid_with_overlapping_labels_matches_the_layer_oracle(make_app):
     """Cells of 4 pixels: every label runs over its neighbours' labels and several lines."""
-    for color in ("yellow", "#ff00ff80"):
-        check(make_app, (104, 40), "overlay_grid", {"rows": 10, "cols": 26, "color": color},
-              former_grid(10, 26, color))
+    with live_client(make_app()) as live:
+        for color in ("yellow", "#ff00ff80"):
+            check(live, (104, 40), "overlay_grid", {"rows": 10, "cols": 26, "color": color},
+                  former_grid(10, 26, color))
 
 
 def test_a_ring_that_reaches_another_spots_label_from_the_left_matches_the_layer_oracle(make_app):
     """B's ring (fractional corners, drawn after A's label) runs into A's label box: redrawn on that box's layer,
     it must move by whole pixels exactly, which truncating its corners naively would break."""
     spots = [(30, 30), (40, 25)]
-    check(make_app, (70, 50), "sample_color", {"points": [list(p) for p in spots], "radius": 7.25},
-          former_rings(spots, 7.25))
+    with live_client(make_app()) as live:
+        check(live, (70, 50), "sample_color", {"points": [list(p) for p in spots], "radius": 7.25},
+              former_rings(spots, 7.25))

@@ -3,6 +3,8 @@ pixels of the reference: the whole mark drawn on a transparent layer and alpha-c
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +16,11 @@ SIZE = (64, 48)
 colour = st.sampled_from(["red", "#00ff0080", "#12345601", "white", "#0000ffc0"])
 coord = st.floats(-40, 100, allow_nan=False).map(lambda v: round(v, 1))
 point = st.tuples(coord, coord.map(lambda v: v * 0.75))
+
+
+def pixel(point: tuple[float, float]) -> tuple[int, int]:
+    """The pixel a point lies in (Pillow itself would truncate toward zero: column 0 for x = -0.9)."""
+    return math.floor(point[0]), math.floor(point[1])
 
 
 def reference(source: Image.Image, draw_mark) -> np.ndarray:
@@ -64,7 +71,7 @@ def test_lines_match_the_layer_reference(make_app):
         if start == end:
             return
         drawn.check("draw_line", {"start": start, "end": end, "width": width, "color": color},
-                    lambda d: d.line([start, end], fill=rgba(color), width=width))
+                    lambda d: d.line([pixel(start), pixel(end)], fill=rgba(color), width=width))
 
     lines()
 

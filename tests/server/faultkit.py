@@ -1,4 +1,4 @@
-"""Faults with real processes: server replicas behind a round-robin balancer, killed or starved at will.
+"""Faults with real processes: replicas (rediskit.start_replicas) behind a round-robin balancer, killed or starved.
 
 The balancer stands in for HAProxy/nginx in TCP mode: each new client connection goes to the next replica
 that accepts one (a dead replica is skipped, as a health check would skip it), and the bytes are copied both
@@ -10,22 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import subprocess
 import threading
-from pathlib import Path
 
 from netkit import free_port
-from serverkit import SERVER, env_with, wait_for_port
-
-
-def start_replica(registry: str, root: Path, *flags: str) -> tuple[subprocess.Popen, str]:
-    """A `trompe-server --http` process whose log goes to a file (a pipe nobody reads stalls a busy server)."""
-    port = free_port()
-    with (root / f"replica-{port}.log").open("w") as log:
-        proc = subprocess.Popen([SERVER, "--http", "--port", str(port), "--root", str(root), "--registry", registry,
-                                 *flags], env=env_with(), stdout=log, stderr=log, text=True)
-    wait_for_port(port, proc)
-    return proc, f"http://127.0.0.1:{port}/mcp"
 
 
 class Balancer:

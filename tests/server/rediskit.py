@@ -22,13 +22,15 @@ class RedisServer:
             needs.missing("redis-server", "Debian: apt-get install redis-server; .ci/run installs it")
         self.binary, self.directory, self.port = binary, directory, free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log = directory / "redis-server.log"  # a pipe nobody reads would stall it once full
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        """Start it and wait until it answers; its log is shown if it does not."""
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes",
+             "--logfile", str(self.log)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         client = redis.Redis.from_url(self.url)
         deadline = time.monotonic() + 30
         while True:
@@ -37,7 +39,8 @@ class RedisServer:
                 break
             except redis.ConnectionError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"redis-server did not start: {self.proc.communicate()[0]}") from None
+                    shown = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else "(no log)"
+                    raise AssertionError(f"redis-server did not start: {shown}") from None
                 time.sleep(0.05)
             finally:
                 client.close()
@@ -52,10 +55,30 @@ class RedisServer:
         return redis.Redis.from_url(self.url)
 
 
-def start_replica(url: str, root: Path, *flags: str) -> tuple[subprocess.Popen, str]:
-    """A `trompe-server --http` process on the shared registry; returns it and its MCP endpoint."""
-    port = free_port()
-    proc = subprocess.Popen([SERVER, "--http", "--port", str(port), "--root", str(root), "--registry", url, *flags],
-                            env=env_with(), stderr=subprocess.PIPE, text=True)
-    wait_for_port(port, proc)
-    return proc, f"http://127.0.0.1:{port}/mcp"
+REPLICA_START = 240  # seconds: a bound for a replica that hangs, not a timing check (a start is some 8 s of CPU
+# time, mostly imports, which a 2-core box under a load of 12 stretches past a minute)
+
+
+def start_replicas(registry: str, root: Path, n: int, *flags: str) -> list[tuple[subprocess.Popen, str]]:
+    """n `trompe-server --http` processes launched together (their imports overlap on free cores), each waited
+    for until its port answers or it exits; logs go to files (a pipe nobody reads stalls a busy server)."""
+    started = []
+    for _ in range(n):
+        port = free_port()
+        with (root / f"replica-{port}.log").open("w") as log:
+            started.append((port, subprocess.Popen(
+                [SERVER, "--http", "--port", str(port), "--root", str(root), "--registry", registry, *flags],
+                env=env_with(), stdout=log, stderr=log, text=True)))
+    for port, proc in started:
+        try:
+            wait_for_port(port, proc, REPLICA_START)
+        except AssertionError as failed:
+            for _, other in started:
+                stop(other)
+            raise AssertionError(f"{failed}; its log: {(root / f'replica-{port}.log').read_text()[-3000:]}") from None
+    return [(proc, f"http://127.0.0.1:{port}/mcp") for port, proc in started]
+
+
+def start_replica(registry: str, root: Path, *flags: str) -> tuple[subprocess.Popen, str]:
+    """One replica, as start_replicas starts them."""
+    return start_replicas(registry, root, 1, *flags)[0]

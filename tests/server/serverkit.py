@@ -5,6 +5,7 @@ A module with a unique name (not conftest) so test files can import it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -34,6 +35,31 @@ SERVER = str(Path(sys.executable).with_name("trompe-server"))
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",  # an MCP client's first request
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                          "clientInfo": {"name": "test", "version": "0"}}}
+
+
+SPILL_BUDGET = "18KiB"  # a server given this budget spills the original of a 64x48 image at its first full crop
+
+
+def _send(proc: subprocess.Popen, message: dict) -> None:
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+
+
+def spill_over_stdio(proc: subprocess.Popen) -> None:
+    """Over a text-mode stdio server's pipes: initialize, open a session and crop it whole, so a server started
+    with SPILL_BUDGET has written its spill folder."""
+    from imagekit import data_url, gradient
+
+    _send(proc, INITIALIZE)  # answered only once the loop serves requests
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "open_session", "arguments": {"source": data_url(gradient())}}})
+    session = json.loads(proc.stdout.readline())["result"]["structuredContent"]["session"]
+    _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "crop", "arguments": {"session": session, "image": "original", "box": [0, 0, 64, 48]}}})
+    reply = json.loads(proc.stdout.readline())
+    assert reply["id"] == 3 and not reply["result"]["isError"], reply
 
 
 # A test plugin registered programmatically (ServerConfig.extra_plugins) -------------------------------
@@ -136,7 +162,9 @@ def env_with(site: Path | None = None, **extra: str) -> dict[str, str]:
 
 
 
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until the server answers on `port`; the bound only catches a stuck one (a start is ~8 s of CPU, far more
+    on a loaded 2-core box)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

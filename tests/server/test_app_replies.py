@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import anyio
 import pytest
 from mcp import Client
@@ -88,11 +90,17 @@ def measure_only(ctx: ToolContext, image: ImageId) -> ToolOutput:
     return ToolOutput("measured", data={"mean": 2.5})
 
 
+def count_open(ctx: ToolContext) -> ToolOutput:
+    """A tool that reads no image and answers with data (test plugin)."""
+    return ToolOutput("counted", data={"open": 1})
+
+
 class Measuring:
     @hookimpl
     def register_tools(self, register):
         register(measured_crop, tags=("test",))
         register(measure_only, tags=("test",))
+        register(count_open, tags=("test",))
 
 
 async def test_a_tool_result_is_its_line_its_png_a_link_and_its_metadata(make_app):
@@ -101,6 +109,7 @@ async def test_a_tool_result_is_its_line_its_png_a_link_and_its_metadata(make_ap
         session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
         made = await client.call_tool("measured_crop", {"session": session["session"], "image": "original"})
         measured = await client.call_tool("measure_only", {"session": session["session"], "image": "original"})
+        counted = await client.call_tool("count_open", {"session": session["session"]})
     text, png, link = made.content
     assert (text.type, text.text) == ("text", "img_001 8x8: top-left corner")
     assert (png.type, png.mime_type) == ("image", "image/png")
@@ -111,6 +120,8 @@ async def test_a_tool_result_is_its_line_its_png_a_link_and_its_metadata(make_ap
     assert [c.text for c in measured.content] == ["measured"]
     assert measured.structured_content == {"image": "original", "created": False, "width": 64, "height": 48,
                                            "parents": ["original"], "data": {"mean": 2.5}, "preview": None}
+    assert counted.structured_content == {"image": "", "created": False, "width": 0, "height": 0, "parents": [],
+                                          "data": {"open": 1}, "preview": None}  # no image read, none named
 
 
 async def test_a_tool_call_sent_twice_with_one_request_id_is_stored_once(app):
@@ -127,3 +138,60 @@ async def test_a_tool_call_sent_twice_with_one_request_id_is_stored_once(app):
     assert again.structured_content["session"] == session
     assert [m.structured_content["image"] for m in made] == ["img_001", "img_001"]
     assert [i["id"] for i in listed.structured_content["images"]] == ["original", "img_001"]
+
+
+def broken_measure(ctx: ToolContext, image: ImageId) -> ToolOutput:
+    """A tool with a bug (test plugin)."""
+    ctx.image(image)
+    raise LookupError("no such band")
+
+
+class Broken:
+    @hookimpl
+    def register_tools(self, register):
+        register(broken_measure, tags=("test",))
+
+
+async def test_a_plugin_bug_is_one_whole_line_and_its_traceback_goes_to_the_log(make_app, caplog):
+    app = make_app(extra_plugins={"broken": Broken()})
+    async with Client(app.mcp) as client:
+        session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
+        with caplog.at_level(logging.ERROR, logger="trompe_server.app"):
+            result = await client.call_tool("broken_measure", {"session": session["session"], "image": "original"})
+    assert result.is_error and FAILURE_META not in (result.meta or {})
+    assert [c.text for c in result.content] == [
+        "Error executing tool broken_measure: the tool failed unexpectedly (LookupError: no such band); nothing was "
+        "stored, the session is unchanged"]
+    logged = [r for r in caplog.records if r.name == "trompe_server.app"]
+    assert [(r.levelno, r.getMessage(), r.exc_info[0]) for r in logged] == [
+        (logging.ERROR, "tool failed unexpectedly", LookupError)]
+    assert app.registry.work.reserved == 0  # the call's memory is given back
+
+
+async def test_a_callers_mistake_carries_no_failure_meta_and_a_gone_session_says_whose_doing_it_is(app):
+    """The agent retries on `trompe/failure` (toolclient.server_failure); a wrong argument must not look like that."""
+    async with Client(app.mcp) as client:
+        session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
+        crop = {"session": session["session"], "image": "nope", "box": [0, 0, 8, 8]}
+        wrong = await client.call_tool("crop", crop)
+        await client.call_tool("close_session", {"session": session["session"]})
+        gone = await client.call_tool("crop", {**crop, "image": "original"})
+    assert wrong.is_error and FAILURE_META not in (wrong.meta or {})
+    assert [c.text for c in wrong.content] == [
+        "Error executing tool crop: image: unknown image 'nope'; this session has: original"]
+    assert gone.is_error and gone.meta[FAILURE_META] == "session"
+    assert [c.text for c in gone.content] == [
+        f"Error executing tool crop: session: unknown, closed or expired session '{session['session']}' (sessions "
+        "idle for 3600 s are dropped); call open_session first"]
+
+
+async def test_an_image_opened_from_a_file_keeps_its_path_in_the_lineage(make_app, tmp_path):
+    """Only inline data is shortened to a label; a file's path is what list_images shows as its source."""
+    gradient().save(tmp_path / "scene.png")
+    app = make_app()
+    async with Client(app.mcp) as client:
+        session = (await client.call_tool("open_session", {"source": "scene.png"})).structured_content["session"]
+        await client.call_tool("add_image", {"session": session, "source": data_url(gradient()), "name": "inline"})
+        listed = await client.call_tool("list_images", {"session": session})
+    assert [i["arguments"]["source"] for i in listed.structured_content["images"]] == [
+        "scene.png", f"<inline image, {len(data_url(gradient()))} characters>"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import signal
 import subprocess
 import tempfile
@@ -11,7 +10,7 @@ import tempfile
 import pytest
 from trompe_server.cli import main
 
-from serverkit import INITIALIZE, SERVER, env_with
+from serverkit import SERVER, SPILL_BUDGET, env_with, spill_over_stdio
 
 
 @pytest.mark.parametrize("port", ["70000", "65536", "-1", "http"])
@@ -49,14 +48,14 @@ def test_a_listing_removes_its_spill_folder_before_returning(flag, tmp_path, mon
 
 
 def test_ctrl_c_stops_the_stdio_server_and_removes_its_spill_folder(tmp_path):
-    """The start-up line says "Ctrl-C to stop"; a thread blocked reading stdin must not keep it alive."""
-    proc = subprocess.Popen([SERVER], env=env_with(TMPDIR=str(tmp_path)), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """The start-up line says "Ctrl-C to stop"; a thread blocked reading stdin must not keep it alive. A budget
+    of one and a half images makes a crop spill the original, so the folder exists until the signal."""
+    proc = subprocess.Popen([SERVER, "--memory-budget", SPILL_BUDGET], env=env_with(TMPDIR=str(tmp_path)),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert "Ctrl-C to stop" in proc.stderr.readline()
-        proc.stdin.write(json.dumps(INITIALIZE) + "\n")  # answered only once the loop serves requests
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 1
+        spill_over_stdio(proc)
+        assert [list(folder.iterdir()) != [] for folder in tmp_path.glob("trompe-spill-*")] == [True]
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
         assert not list(tmp_path.glob("trompe-spill-*"))

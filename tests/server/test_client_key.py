@@ -95,3 +95,31 @@ async def test_without_a_token_each_connection_or_transport_session_is_a_client(
     async with served() as url:
         opened = [await opener(url, None) for _ in range(OPENS)]
         assert await alive(url, opened, None) == [True] * OPENS
+
+
+async def test_one_transport_session_has_one_quota_over_many_connections():
+    """A stateful client that reconnects for each call (a new TCP connection, the same mcp-session-id) is still
+    one client: its third open evicts its first, it does not get a fresh quota per connection."""
+    async with served() as url:
+        async with http(None, **MCP_HEADERS) as transport:
+            session_id = (await LegacyClient(transport, url).start()).session_id
+        opened = []
+        for _ in range(OPENS):
+            async with http(None, **MCP_HEADERS) as transport:
+                client = LegacyClient(transport, url)
+                client.session_id = session_id
+                result = await client.call("open_session", SOURCE)
+                assert not result["isError"], result
+                opened.append(result["structuredContent"]["session"])
+        assert await alive(url, opened, None) == [False] * (OPENS - PER_CLIENT) + [True] * PER_CLIENT
+
+
+async def test_a_connection_without_a_token_still_has_a_quota():
+    """A client of the sessionless protocol on one keep-alive connection is held to max_sessions_per_client like any
+    other (only stdio and in-memory servers have the one unlimited local client)."""
+    async with served() as url:
+        async with http(None) as transport, Client(streamable_http_client(url, http_client=transport)) as client:
+            opened = [(await client.call_tool("open_session", SOURCE)).structured_content["session"]
+                      for _ in range(OPENS)]
+            assert [not (await client.call_tool("list_images", {"session": s})).is_error for s in opened] == \
+                [False] * (OPENS - PER_CLIENT) + [True] * PER_CLIENT

@@ -31,20 +31,36 @@ def test_a_call_after_a_redis_restart_reconnects_and_succeeds(own_redis):
 
 
 def test_a_call_made_while_redis_restarts_waits_for_it(own_redis):
-    """Reconnects are retried with a backoff (about 0.75 s in all): a restart in that window costs no call."""
+    """Reconnects are retried with a backoff (over a second in all): a restart in that window costs no call.
+
+    The window is shorter than a redis-server start can take on a loaded box, so the restarted Redis is made
+    ready first with its port closed, and a stand-in on the port shows when the call has tried and failed: only
+    then is the port opened, a single command to a live Redis, however slow the machine."""
     registry = Registry(Limits(), RedisStorage(own_redis.url, 0, "restart"))
     try:
         session, _ = registry.open_session("a", "original", gradient(), "test")
         own_redis.stop()
-        back = threading.Thread(target=own_redis.start)
-        back.start()  # the call below starts while Redis is still down
-        try:
-            registry.touch(session)
-        finally:
-            back.join()
+        own_redis.start()  # same port and append-only file; its port is closed at once, its new clients refused
+        with own_redis.client() as admin:
+            admin.config_set("port", 0)  # this connection stays open
+            stand_in = socket.create_server(("127.0.0.1", own_redis.port))
+            stand_in.settimeout(60)  # a bound for a call that never came, not a timing check
+            back = threading.Thread(target=reopen_once_tried, args=(stand_in, admin, own_redis.port))
+            back.start()
+            try:
+                registry.touch(session)  # its first connection reaches the stand-in: Redis is not back yet
+            finally:
+                back.join()
         assert [r.id for r in registry.records(session)] == ["original"]
     finally:
         registry.close()
+
+
+def reopen_once_tried(stand_in: socket.socket, admin, port: int) -> None:
+    """Drop the first connection to the stand-in (as a Redis not yet up would), then give the port to Redis."""
+    with stand_in:
+        stand_in.accept()[0].close()
+    admin.config_set("port", port)
 
 
 def test_a_hung_redis_fails_the_call_within_the_socket_timeout(own_redis):

@@ -22,7 +22,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
 
-from faultkit import Balancer, start_replica
+from faultkit import Balancer
+from rediskit import start_replicas
 from imagekit import data_url, gradient, png_bytes
 from serverkit import stop
 from trompe_agents.backends.function import FunctionBackend, tool_call
@@ -34,6 +35,7 @@ from trompe_agents.probes import generate
 from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
 from trompe_server.wire import FAILURE_META, REQUEST_META
 
+pytestmark = pytest.mark.slow  # every test starts a Redis and replica processes (some 8 s of imports each)
 CONFIG = AgentConfig(task=1, router="regex", tags=["core"], allow=["crop"])
 TOKEN = "shared-by-every-agent"
 
@@ -44,9 +46,8 @@ def cluster(own_redis, tmp_path):
     procs: list = []
     with Balancer() as balancer:
         def start(n: int, *flags: str, registry: str | None = None) -> Balancer:
-            for _ in range(n):
-                proc, url = start_replica(registry or own_redis.url, tmp_path, "--allowed-host", balancer.host,
-                                          *flags)
+            for proc, url in start_replicas(registry or own_redis.url, tmp_path, n, "--allowed-host", balancer.host,
+                                            *flags):
                 procs.append(proc)
                 balancer.add(url)
             return balancer
@@ -257,20 +258,25 @@ def test_a_replica_killed_under_a_worker_process_run_leaves_every_sample_answere
     balancer = cluster(2)
     probes = tmp_path / "probes"
     generate("illusions", families=["hering", "ebbinghaus"], n=8, seed=3, size=96, out=probes, progress=False)
-    out = tmp_path / "run"
-    scripted = Path(__file__).parents[1] / "illusion"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(scripted), os.environ.get("PYTHONPATH", "")])}
+    out, gate = tmp_path / "run", tmp_path / "gate"
+    models = [Path(__file__).parent, Path(__file__).parents[1] / "illusion"]  # heldmodels, and scripted it uses
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, models), os.environ.get("PYTHONPATH", "")]),
+           "TROMPE_TEST_GATE": str(gate)}
     cmd = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
-           "scripted:slow_line_then_yes", "run", "--dataset", str(probes), "--task", "1", "--out", str(out),
+           "heldmodels:two_answers_then_the_gate", "run", "--dataset", str(probes), "--task", "1", "--out", str(out),
            "--concurrency", "4", "--workers", "2", "--server-url", balancer.url, "--no-progress"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = out / "results.jsonl"
-    deadline = time.monotonic() + 120  # a bound for a stuck run, not a timing check
-    while not (results.exists() and results.read_text().count("\n") >= 2) and time.monotonic() < deadline:
-        time.sleep(0.05)  # polling a condition: the first answers are in, the rest in flight
+    deadline = time.monotonic() + 240  # a bound for a stuck run, not a timing check
+    while not (results.exists() and results.read_text().count("\n") >= 2):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run ended or stalled before two answers: {proc.communicate()[1][-3000:]}")
+        time.sleep(0.05)  # polling a condition: two answers are in, the others wait on the gate
     cluster.procs[0].kill()
     assert results.read_text().count("\n") < 8, "the kill should land mid-run"
-    stdout, stderr = proc.communicate(timeout=300)
+    gate.touch()
+    stdout, stderr = proc.communicate(timeout=240)
     assert proc.returncode == 0, stderr[-3000:]
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert sorted(r["id"] for r in records) == sorted({r["id"] for r in records}) and len(records) == 8

@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from imagekit import data_url, gradient, result_image
-from rediskit import start_replica
+from rediskit import start_replicas
 from serverkit import SERVER, env_with, free_port, same_pixels, stop
 
 
@@ -24,12 +24,9 @@ def replicas(own_redis, tmp_path):
     procs = []
 
     def start(*flags: str) -> list[str]:
-        urls = []
-        for _ in range(2):
-            proc, url = start_replica(own_redis.url, tmp_path, *flags)
-            procs.append(proc)
-            urls.append(url)
-        return urls
+        started = start_replicas(own_redis.url, tmp_path, 2, *flags)
+        procs.extend(proc for proc, _ in started)
+        return [url for _, url in started]
 
     start.procs = procs
     yield start

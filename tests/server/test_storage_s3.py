@@ -13,7 +13,7 @@ from mcp import Client
 
 from imagekit import data_url, gradient, result_image
 from s3kit import registry_url
-from faultkit import start_replica
+from rediskit import start_replica
 from serverkit import same_pixels, stop
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.errors import RegistryUnavailable, SessionGone

@@ -13,8 +13,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
 
-from imagekit import gradient, png_bytes, result_image
-from serverkit import SERVER, env_with, free_port, same_pixels, stop, wait_for_port
+from imagekit import data_url, gradient, png_bytes, result_image
+from serverkit import SERVER, SPILL_BUDGET, env_with, free_port, same_pixels, spill_over_stdio, stop, wait_for_port
 TOKEN = "test-token-8f3a"
 
 
@@ -124,18 +124,31 @@ def test_non_loopback_bind_needs_a_token():
         in done.stderr
 
 
+async def spill_over_http(url: str) -> None:
+    """Open a session and crop it whole through the official client, as spill_over_stdio does over stdio."""
+    async with Client(streamable_http_client(url)) as client:
+        opened = await client.call_tool("open_session", {"source": data_url(gradient())})
+        session = opened.structured_content["session"]
+        crop = await client.call_tool("crop", {"session": session, "image": "original", "box": [0, 0, 64, 48]})
+        assert not crop.is_error, crop.content[0].text
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
+async def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
+    """SIGTERM (a service stop) removes the folder a server spilled pixels to; SPILL_BUDGET makes it spill."""
     port = free_port()
     args = ["--http", "--port", str(port)] if transport == "http" else []
-    proc = subprocess.Popen([SERVER, *args], env=env_with(TMPDIR=str(tmp_path)), stdin=subprocess.PIPE,
+    proc = subprocess.Popen([SERVER, "--memory-budget", SPILL_BUDGET, *args], env=env_with(TMPDIR=str(tmp_path)),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE if transport == "stdio" else None,
                             stderr=subprocess.PIPE, text=True)
     try:
         if transport == "http":
             wait_for_port(port, proc)
+            await spill_over_http(f"http://127.0.0.1:{port}/mcp")
         else:
             assert "serving" in proc.stderr.readline()  # the banner comes after the SIGTERM handler is installed
-        assert list(tmp_path.glob("trompe-spill-*")), "the server did not create its spill folder"
+            spill_over_stdio(proc)
+        assert [list(folder.iterdir()) != [] for folder in tmp_path.glob("trompe-spill-*")] == [True]
         proc.terminate()
         assert proc.wait(timeout=30) == 0
         assert not list(tmp_path.glob("trompe-spill-*"))

@@ -72,7 +72,8 @@ async def test_a_folder_that_may_be_crossed_but_not_listed_is_crossed(make_app, 
 def test_as_nobody_too():
     """Run as root, these cases and the path attacks again, under pytest as user `nobody`."""
     prelude = site_prelude()
-    done = run_as_nobody(["-c", prelude + "import pytest\nsys.exit(pytest.main(sys.argv[1:]))", "-q",
+    # -n 0: in this one process, which alone has the prelude's packages (a worker would start without them)
+    done = run_as_nobody(["-c", prelude + "import pytest\nsys.exit(pytest.main(sys.argv[1:]))", "-q", "-n", "0",
                           "-p", "no:cacheprovider", "-p", "no:randomly", "-k", "not as_nobody_too", *PATH_ATTACKS],
                          timeout=240, cwd=str(PROJECT))
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]

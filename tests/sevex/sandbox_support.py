@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import select
+import sys
+import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # proctree: shared with the benches
 
 import needs
+from proctree import wait_gone
 from trompe_agents.sevex.isolation import Isolation
 
 
@@ -21,23 +25,13 @@ def descendants(pid: int | None = None) -> set[int]:
     found: set[int] = set()
     todo = [pid or os.getpid()]
     while todo:
-        parent = todo.pop()
-        try:
-            tasks = list(Path(f"/proc/{parent}/task").iterdir())
-        except FileNotFoundError:
-            continue
-        for task in tasks:
-            try:
-                children = [int(c) for c in (task / "children").read_text().split()]
-            except FileNotFoundError:
+        for child in _children(todo.pop()):
+            state = _state(child)
+            if state is None:
                 continue
-            for child in children:
-                state = _state(child)
-                if state is None:
-                    continue
-                if state != "Z":
-                    found.add(child)
-                todo.append(child)
+            if state != "Z":
+                found.add(child)
+            todo.append(child)
     return found
 
 
@@ -45,25 +39,31 @@ def _state(pid: int) -> str | None:
     """The process's state letter from /proc (Z: dead, not yet reaped); None once it is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between the open and the read
         return None
 
 
 def zombies() -> set[int]:
     """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
-    return {int(child) for task in Path(f"/proc/{os.getpid()}/task").iterdir()
-            for child in (task / "children").read_text().split() if _state(int(child)) == "Z"}
+    return {child for child in _children(os.getpid()) if _state(child) == "Z"}
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of `pid`; a thread that ends while we read has none."""
+    found = []
+    with contextlib.suppress(FileNotFoundError):  # the process itself has gone
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                found += [int(child) for child in (task / "children").read_text().split()]
+    return found
 
 
 def survivors(timeout: float = 15.0) -> set[int]:
-    """Our descendants still alive once each has had `timeout` seconds to exit (a pidfd says when, no polling)."""
-    for pid in descendants():
-        try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
+    """Our descendants still alive `timeout` seconds from now at the latest (a pidfd says when each exits, no
+    polling). Read again after each wait: a dying process may have forked a child we could not see before."""
+    deadline = time.monotonic() + timeout
+    waited: set[int] = set()
+    while (new := descendants() - waited) and time.monotonic() < deadline:
+        wait_gone(new, deadline - time.monotonic())
+        waited |= new
     return descendants()

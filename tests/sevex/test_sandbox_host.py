@@ -6,10 +6,14 @@ file already has (chmod to its current mode), so even a wrongly allowed attempt 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
 import os
 import pwd
+import select
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +25,7 @@ from sandbox_as_nobody import run_programs_as_nobody
 from sandbox_support import descendants, require_os_sandbox, survivors, zombies
 
 from trompe_agents.sevex import sandbox_frames
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
@@ -81,19 +85,50 @@ async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_rea
     ours = os.getuid()
     expected = pwd.getpwnam("nobody").pw_uid if ours == 0 else ours
     seen_uids: list[set[int]] = []
+    sandbox_pids: set[int] = set()
 
     async def crop(args):
-        seen_uids.extend(uids(pid) for pid in descendants())
+        now = descendants()
+        sandbox_pids.update(now)
+        seen_uids.extend(uids(pid) for pid in now)
         return "img_001"
 
-    before = zombies()  # earlier tests' orphans, if any
     async with Sandbox(LIMITS, isolation=require_os_sandbox()) as box:
         result = await box.run(LOOK, "", ["original"], "", API, {"crop": crop, "ask_lvlm": crop})
     assert result.kind == "ok", result
     check_look(json.loads(result.answer), LIMITS)
     assert len(seen_uids) >= 3 and all(found == {expected} for found in seen_uids), seen_uids
     assert survivors() == set()
-    assert zombies() <= before  # the launcher reaped its sandbox: nothing was orphaned to us, not even dead
+    # the launcher reaped its sandbox: none of its processes was orphaned to us, not even dead (other tests'
+    # children may die and wait for their reaping meanwhile; only the sandbox's own pids count)
+    assert zombies() & sandbox_pids == set()
+
+
+async def test_a_launcher_signalled_again_while_it_ends_its_sandbox_still_reaps_bubblewrap(subreaper):
+    """SEVEX signals a sandbox's group up to three times as it ends it (the run's end, its retirement, its
+    close); wherever the next SIGTERM lands in the launcher, it reaps bubblewrap before it exits. A second
+    one inside a Python handler's cleanup once cut that short: bubblewrap died of its parent-death signal
+    unreaped, re-parented to us as a zombie (about one sandbox in six in a loop of runs)."""
+    isolation = require_os_sandbox()
+    job = {"code": main("return 'x'"), "prompt": "", "images": [], "question": "", "api": API}
+    left: dict[float, set[int]] = {}
+    for gap in [0.0] * 10 + [k * 5e-6 for k in range(1, 41)]:  # up to 200 µs after the first, where it hit
+        worker = await Worker.start(isolation, LIMITS)
+        while not (ours := descendants(worker.process.pid)):  # bubblewrap, once the launcher has forked it
+            await asyncio.sleep(0.001)
+        result = await worker.run(job, {}, LIMITS)  # the first SIGTERM, as it returns
+        assert result.kind == "ok", result
+        until = time.perf_counter() + gap
+        while time.perf_counter() < until:  # a busy wait: sleep() is too coarse for the first gaps
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(worker.process.pid, signal.SIGTERM)
+        await worker.close()
+        if dead := zombies() & ours:  # only this sandbox's: other tests' orphans may die here meanwhile
+            left[gap] = dead
+            for pid in dead:
+                os.waitpid(pid, 0)
+    assert left == {}
 
 
 async def test_memfds_are_refused_and_a_cpu_limit_lowered_by_the_program_is_not_a_timeout():
@@ -167,7 +202,7 @@ def test_a_root_caller_can_name_the_unprivileged_user(monkeypatch):
 
 POOL = '''
 import asyncio, sys
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
+from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
 
 async def start():
     box = Sandbox(SandboxLimits(), warm=3)
@@ -181,10 +216,12 @@ asyncio.run(start())
 
 def test_sigkill_of_the_parent_while_its_pool_starts_leaves_no_sandbox(subreaper):
     """The launcher dies with its parent from its first instruction (parent-death signal, then a check that
-    the parent is still the one that started it), so a kill in any phase of a start orphans nothing; we are a
-    child subreaper meanwhile, so an orphan would be re-parented here and found."""
+    the parent is still the one that started it), and bubblewrap, pid 1 of the launcher's pid namespace,
+    with the launcher, so a kill in any phase of a start orphans nothing; we are a child subreaper
+    meanwhile, so an orphan would be re-parented here and found."""
     require_os_sandbox()
     env = os.environ | {"PYTHONPATH": str(AGENTS)}
+    before = zombies()
     for delay in [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5]:
         parent = subprocess.Popen([sys.executable, "-c", POOL], env=env, stdout=subprocess.PIPE, text=True)
         assert parent.stdout.readline() == "starting\n"
@@ -193,3 +230,39 @@ def test_sigkill_of_the_parent_while_its_pool_starts_leaves_no_sandbox(subreaper
         parent.wait()
         parent.stdout.close()
     assert survivors() == set()
+    for pid in zombies() - before:  # the killed parents' launchers and bubblewraps, re-parented to us
+        os.waitpid(pid, 0)
+
+
+def test_a_launcher_killed_alone_while_bubblewrap_holds_its_new_init_leaves_no_sandbox(subreaper):
+    """SIGKILL of the launcher alone (what the OOM killer does) at the worst moment of a start: bubblewrap has
+    created the sandbox's init, which sets no parent-death signal until bubblewrap lets it go on, and which
+    would wait for that forever once bubblewrap is dead. bubblewrap's --userns-block-fd holds it exactly
+    there (after --info-fd says the init exists); bubblewrap's pid namespace must take the init with it."""
+    launch = require_os_sandbox().launch(LIMITS)
+    info_read, info_write = os.pipe()
+    hold_read, hold_write = os.pipe()
+    options = [arg for arg in launch.argv if arg != "--disable-userns"]  # bubblewrap refuses it with the hold
+    at = options.index("--", options.index("--") + 1)  # the end of bubblewrap's options: ours come last
+    argv = [*options[:at], "--info-fd", str(info_write), "--userns-block-fd", str(hold_read), *options[at:]]
+    before = zombies()
+    launcher = subprocess.Popen(argv, pass_fds=(*launch.pass_fds, info_write, hold_read), stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={}, start_new_session=True)
+    for fd in (*launch.pass_fds, info_write, hold_read):
+        os.close(fd)
+    left: set[int] = set()
+    try:
+        with os.fdopen(info_read, "rb") as info:
+            assert select.select([info], [], [], 30)[0] and b"child-pid" in info.read1(4096)  # the init exists
+        os.kill(launcher.pid, signal.SIGKILL)
+        launcher.wait()
+        left = survivors(timeout=5)
+        assert left == set()
+    finally:
+        for pid in left:  # an orphan would wait forever: never leave one on the machine
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        os.close(hold_write)
+        launcher.stdin.close()
+        for pid in zombies() - before:  # what died after being re-parented to us
+            os.waitpid(pid, 0)

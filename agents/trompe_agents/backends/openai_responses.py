@@ -21,6 +21,7 @@ from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import ModelInfo, default_model, nearest_effort
 from .replycap import event_hooks, max_reply_bytes
+from .tls import shared_context
 from .retry import Failure
 from .error_kinds import openai_failure, transport_failure
 from .vendor import (VendorBackend, api_key, data_url, json_schema_strict, parts_of, result_text,
@@ -41,7 +42,7 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
     # on whatever event loop runs then, which fails when the pool belongs to an earlier, closed loop.
     return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout,
                               http_client=openai.DefaultAsyncHttpxClient(
-                                  event_hooks=event_hooks(max_reply_bytes(options.extra))))
+                                  event_hooks=event_hooks(max_reply_bytes(options.extra)), verify=shared_context()))
 
 
 def classify(exc: BaseException) -> Failure | None:

@@ -18,6 +18,10 @@ Item = tuple[int, Sample]  # (position in the dataset, sample)
 Record = dict[str, Any]
 
 
+class ExecutorFailed(RuntimeError):
+    """A worker died or raised: the job stops; what `deliver` already took stays taken (a rerun resumes)."""
+
+
 class Executor(Protocol):
     """Computes records for samples; `deliver` is the driver's writer, called once per finished sample."""
 

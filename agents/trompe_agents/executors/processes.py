@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from itertools import islice
 
-from .base import Item, Job, Record, drain, per_worker
+from .base import ExecutorFailed, Item, Job, Record, drain, per_worker
 
 STOP = None  # one per worker at the end of the task queue
 WINDOW = 2  # samples queued per sample a worker keeps in flight, topped up as records come back
@@ -90,7 +90,7 @@ class ProcessExecutor:
             while remaining:
                 kind, payload = await asyncio.to_thread(next_message, results, procs)
                 if kind == "failed":
-                    raise RuntimeError(f"a worker process failed ({payload}); finished samples are saved, "
+                    raise ExecutorFailed(f"a worker process failed ({payload}); finished samples are saved, "
                                        "rerun the same command to resume")
                 deliver(payload)
                 remaining -= 1

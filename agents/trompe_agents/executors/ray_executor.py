@@ -13,7 +13,7 @@ import asyncio
 import os
 from collections.abc import Callable, Iterator
 
-from .base import Item, Job, Record, per_worker
+from .base import ExecutorFailed, Item, Job, Record, per_worker
 
 RETRIES = 4  # a sample whose worker process dies under it is run again this many times (4 deaths: still runs)
 WINDOW = 2  # tasks submitted per sample a worker keeps in flight: the next ones wait queued on the actor
@@ -114,10 +114,10 @@ class RayExecutor:
         try:
             await self._submit_in_window(iter(todo), lanes * WINDOW, deliver)
         except ray.exceptions.RayTaskError as exc:  # the worker raised: retrying would raise again
-            raise RuntimeError(f"a sample's Ray task raised {str(exc).splitlines()[-1]}; finished samples are "
+            raise ExecutorFailed(f"a sample's Ray task raised {str(exc).splitlines()[-1]}; finished samples are "
                                "saved, rerun the same command to resume") from None
         except ray.exceptions.RayError as exc:
-            raise RuntimeError(f"a sample's Ray task failed after {RETRIES} retries ({type(exc).__name__}: "
+            raise ExecutorFailed(f"a sample's Ray task failed after {RETRIES} retries ({type(exc).__name__}: "
                                f"{str(exc).splitlines()[0]}); finished samples are saved, rerun the same "
                                "command to resume") from None
         finally:

@@ -32,8 +32,10 @@ from ..cliopts import (
 )
 from ..backends.anthropic_batches import BATCH_WITH_TOOLS
 from ..executors import create_executor
+from ..executors.base import ExecutorFailed
 from .. import presets
 from ..toolclient import ToolClientError
+from ..trace import Trace
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.scorers import scorer_names, scorers_for
 from .rescore import add_score_parser, score_command
@@ -249,6 +251,9 @@ async def ask(args: argparse.Namespace) -> int:
         await tools.list_tools(config.effective_tags, config.allow)  # fail once, not as a default answer
         outcome = await IllusionAgent(backend, tools, config).answer(args.image, args.question, args.choices,
                                                                      trace)
+    if args.chosen:  # what the vendor really took (a refusal seen mid-answer): said once and kept in the trace
+        args.chosen.check(presets.sent_summary([trace / "trace.jsonl"]), PROG)
+        Trace(trace).event("preset", PROG, **args.chosen.record())
     if outcome.answer is None:  # never a made-up answer: one line naming what failed, and a non-zero status
         from .results import first_error
 
@@ -304,6 +309,8 @@ async def run(args: argparse.Namespace) -> int:
             print(f"{PROG} run: {stop}", file=sys.stderr)
             print("fix it, then rerun the same command with --retry-errors to redo those samples", file=sys.stderr)
             return EXIT_STOPPED
+        except ExecutorFailed as exc:  # the records written so far stay in results.jsonl: a rerun resumes
+            raise exit_with(f"{PROG} run: --executor {args.executor}: {exc}", FAILED) from None
     if args.chosen:  # what the vendor really took, from every request of the run: said once and kept in run.json
         args.chosen.check(presets.sent_summary(presets.run_traces(args.out)), PROG)
         amend_meta(args.out, preset=args.chosen.record())
@@ -377,6 +384,8 @@ def execute(args: argparse.Namespace) -> int:
         raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools
         raise exit_with(f"{PROG} {args.command}: {exc}") from None
+    except OSError as exc:  # a full disk, a file over its size limit: files are replaced whole, the old ones kept
+        raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -19,6 +19,7 @@ from typing import Any
 from trompe_server.version import __version__
 
 from ..records import SampleResult
+from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
 from .identity import differences, one_run
@@ -222,7 +223,8 @@ def compare_runs(run_a: Path, run_b: Path) -> Comparison:
 def write_compare(comparison: Comparison, html: Path) -> Path:
     """The comparison page, compare.json and its chart (compare-categories.svg, .png) beside it."""
     html.parent.mkdir(parents=True, exist_ok=True)
-    html.write_text(comparison.html(html), encoding="utf-8")
-    html.with_suffix(".json").write_text(json.dumps(comparison.to_json(html), indent=2) + "\n", encoding="utf-8")
+    page_text, data = comparison.html(html), json.dumps(comparison.to_json(html), indent=2) + "\n"
+    write_atomic(html, page_text)  # a failed write leaves the previous page and compare.json whole
+    write_atomic(html.with_suffix(".json"), data)
     write_chart(html.parent, f"{html.stem}-categories", comparison.chart())  # the chart as .svg and .png
     return html

@@ -53,11 +53,19 @@ def palette(pixels: np.ndarray, tolerance: int, min_share: float, max_colours: i
 
 
 def box_sum(mask: np.ndarray, radius: int) -> np.ndarray:
-    """Count of true pixels in the (2r+1)^2 window around each pixel (edges clipped)."""
-    padded = np.pad(mask.astype(np.int32), radius + 1)[:-1, :-1]
-    table = padded.cumsum(0).cumsum(1)
+    """Count of true pixels in the (2r+1)^2 window around each pixel (edges clipped), as sums of shifted rows
+    and then columns in the smallest type that holds a full window (bytes for radius 2: a few fast passes)."""
     k = 2 * radius + 1
-    return table[k:, k:] - table[:-k, k:] - table[k:, :-k] + table[:-k, :-k]
+    kind = np.uint8 if k * k <= 255 else np.int32
+    height, width = mask.shape
+    padded = np.pad(mask.astype(kind), radius)  # zeros outside the image: they count for nothing
+    rows = padded[:, :width].copy()
+    for shift in range(1, k):
+        rows += padded[:, shift:shift + width]
+    counts = rows[:height].copy()
+    for shift in range(1, k):
+        counts += rows[shift:shift + height]
+    return counts
 
 
 def normalize_image(im: Image.Image, tolerance: int = 3, min_share: float = 0.0005, radius: int = 2
@@ -104,14 +112,17 @@ def _snap(planes: np.ndarray, colours: np.ndarray, tolerance: int, radius: int) 
     best = _distance(planes, values[0])
     for i, colour in enumerate(values[1:], 1):
         distance = _distance(planes, colour)
-        closer = distance < best
-        nearest[closer], best[closer] = i, distance[closer]
+        np.copyto(nearest, i, where=distance < best)
+        np.minimum(best, distance, out=best)
     joined = best <= tolerance
     majority = np.zeros_like(nearest)
     most = box_sum(joined & (nearest == 0), radius)
     for i in range(1, len(colours)):
-        votes = box_sum(joined & (nearest == i), radius)
-        more = votes > most
-        majority[more], most[more] = i, votes[more]
+        members = joined & (nearest == i)
+        if not members.any():  # a colour absent from this band wins no vote in it
+            continue
+        votes = box_sum(members, radius)
+        np.copyto(majority, i, where=votes > most)
+        np.maximum(most, votes, out=most)
     near = _distance(planes, values.T[:, majority]) <= 2 * tolerance
     return near & (most > 0), majority

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..datasets.metrics import benchmark_metrics
 from ..records import SampleResult
+from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from ..traceview import hrefs_from, page, steps_html
 from .bias import bias_section, by_family, psychometric_svg
@@ -285,9 +286,9 @@ def write_report(run_dir: Path, variant: str = "official") -> Path:
     out = run_dir / "report"
     (out / "samples").mkdir(parents=True, exist_ok=True)
     for record in records:
-        (out / sample_file(record["id"])).write_text(sample_page(record, run_dir), encoding="utf-8")
+        write_atomic(out / sample_file(record["id"]), sample_page(record, run_dir))
     write_exports(out, records, summary(meta, records, variant, run_dir))
     write_charts(out / PLOTS, charts(records))
     index = out / "index.html"
-    index.write_text(index_page(meta, records, variant), encoding="utf-8")
+    write_atomic(index, index_page(meta, records, variant))
     return index

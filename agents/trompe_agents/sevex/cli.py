@@ -15,6 +15,7 @@ from trompe_server.version import __version__
 
 from .. import presets
 from ..backends.base import BackendError
+from ..executors.base import ExecutorFailed
 from ..costs import cost, parse_prices
 from ..messages import Usage
 from ..cliopts import (
@@ -34,7 +35,7 @@ from ..cliopts import (
     server_choice_from_args,
     toolclient_from_args,
 )
-from ..statefiles import read_json, write_json_atomic
+from ..statefiles import read_json, write_atomic, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
 from .evaluate import Runner, accuracy, write_results
@@ -324,11 +325,16 @@ async def _apply(args: argparse.Namespace) -> int:
             await _close(target)
     out = args.out or args.source / apply_name(args.dataset, args.split, args.node)
     write_results(out, outcomes)
+    if args.chosen:  # the preset and every difference said, beside the results they qualify
+        write_json_atomic(preset_file(out), args.chosen.record())
+    else:  # an earlier --preset apply's record would describe these results wrongly
+        preset_file(out).unlink(missing_ok=True)
     usage = sum((o.usage for o in outcomes), Usage())
     tokens = usage.total / max(len(outcomes), 1)
     dollars = cost(usage, target.model, parse_prices(None, getattr(args, "target_service_tier", None)))
     print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
-          f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}")
+          f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}"
+          + (f" (preset: {preset_file(out)})" if args.chosen else ""))
     return 0
 
 
@@ -345,8 +351,10 @@ def execute(args: argparse.Namespace) -> int:
         if not (args.run / "tree.json").exists():
             raise exit_with(f"sevex: {args.run} holds no run (tree.json missing)")
         out = args.out or args.run / "report.html"
+        if not out.parent.is_dir():
+            raise exit_with(f"sevex: --out {out}: no folder {out.parent}")
         try:
-            out.write_text(render(args.run, args.others))
+            write_atomic(out, render(args.run, args.others))
         except FileNotFoundError as exc:
             raise exit_with(f"sevex: {exc}") from None
         print(f"wrote {out}")
@@ -356,12 +364,17 @@ def execute(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, PluginError, SandboxUnavailable) as exc:  # PluginError: unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
         return 2
-    except BackendError as exc:  # no quota or no key: stopping beats scoring every idea 0
+    except (BackendError, ExecutorFailed) as exc:  # no quota or key, a dead worker: stopping beats scoring 0
         print(f"sevex: {' '.join(str(exc).split())}{_resume_hint(args)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line and how to go on, not the chained tracebacks of every task
         print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
+
+
+def preset_file(results: Path) -> Path:
+    """'apply-probes-1a2b3c4d.preset.json' beside 'apply-probes-1a2b3c4d.jsonl': results.jsonl lines stay outcomes."""
+    return results.with_suffix(".preset.json")
 
 
 def apply_name(dataset: Path, split: str | None, node: int | None) -> str:

@@ -16,6 +16,7 @@ from trompe_prompts import read_prompt
 from ..backends.base import Backend
 from ..datasets.base import Sample
 from ..loop import run_agent
+from ..statefiles import write_atomic
 from ..toolclient import ToolClient
 from .outcome import Outcome, OutcomeKind
 from .sandbox import Sandbox
@@ -131,10 +132,8 @@ class Runner:
 
 
 def write_results(path: Path, outcomes: list[Outcome]) -> None:
-    """One JSON line per outcome (`Outcome.to_json`)."""
-    with path.open("w") as f:
-        for o in outcomes:
-            f.write(json.dumps(o.to_json()) + "\n")
+    """One JSON line per outcome (`Outcome.to_json`), replaced whole: a kill leaves the old file or the new."""
+    write_atomic(path, "".join(json.dumps(o.to_json()) + "\n" for o in outcomes))
 
 
 def accuracy(outcomes: list[Outcome]) -> float:

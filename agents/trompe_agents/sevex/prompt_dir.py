@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..statefiles import write_atomic, write_json_atomic
 from .tree import Implementation, Node, Tree
 
 CODE_FILE, PROMPT_FILE, META_FILE = "visual_prompt.py", "prompt.md", "meta.json"
@@ -18,12 +19,13 @@ class PromptDir:
     meta: dict[str, Any]
 
     def save(self, folder: Path) -> Path:
+        """Each file replaced whole, meta.json last: a kill leaves every file either old or new, never torn."""
         folder.mkdir(parents=True, exist_ok=True)
         if self.implementation:
             if self.implementation.code:
-                (folder / CODE_FILE).write_text(self.implementation.code)
-            (folder / PROMPT_FILE).write_text(self.implementation.prompt)
-        (folder / META_FILE).write_text(json.dumps(self.meta, indent=1))
+                write_atomic(folder / CODE_FILE, self.implementation.code)
+            write_atomic(folder / PROMPT_FILE, self.implementation.prompt)
+        write_json_atomic(folder / META_FILE, self.meta, indent=1)
         return folder
 
     @classmethod

@@ -31,7 +31,7 @@ ENDINGS = {signal.SIGXCPU: ("timeout", "CPU time limit reached"), signal.SIGSYS:
            signal.SIGKILL: ("crashed", "killed (memory or CPU limit)")}
 TEXT_CHARS = 4000  # of an error or log kept in results
 CALL_RECORD = 2048  # bytes of a call's arguments kept in ProgramResult.calls; larger ones are kept as their size
-CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the launcher to be reaped before giving up on it
+CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the child to end before it SIGKILLs its group
 
 
 @dataclass
@@ -54,20 +54,6 @@ def _checked(message: dict[str, Any]) -> dict[str, Any]:
     if message["type"] == "error" and message["kind"] not in CHILD_KINDS:
         raise frames.FrameError(f"error kind {message['kind'][:40]!r} is not one a program may report")
     return message
-
-
-def _init_pid(info_fd: int) -> int:
-    """The host pid of the sandbox's init, from bubblewrap's --info-fd JSON (read until it is complete)."""
-    data = b""
-    try:
-        while b"}" not in data:
-            chunk = os.read(info_fd, 4096)
-            if not chunk:
-                raise RuntimeError("bubblewrap ended before the sandbox started")
-            data += chunk
-    finally:
-        os.close(info_fd)
-    return int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
 
 
 def _ending(code: int, elapsed: float, limits: SandboxLimits, signal_statuses: bool) -> tuple[str, str]:
@@ -99,12 +85,10 @@ class Worker:
     def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
         self.process = process
         self.launch = launch
-        self.init: int | None = None  # pidfd of the sandbox's init: killing it ends every process inside
 
     @classmethod
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
-        """A child under `isolation`, in a session of its own; under bubblewrap, returned only once the
-        sandbox's init is known, so no kill can miss it (--die-with-parent alone races with an early kill)."""
+        """A child under `isolation`, in a session and process group of its own (which kill() signals)."""
         launch = isolation.launch(limits)
         try:
             process = await asyncio.create_subprocess_exec(
@@ -113,22 +97,11 @@ class Worker:
                 pass_fds=launch.pass_fds)
         except BaseException:
             launch.cleanup()
-            if launch.info_fd is not None:
-                os.close(launch.info_fd)
             raise
         finally:
             for fd in launch.pass_fds:
                 os.close(fd)
-        worker = cls(process, launch)
-        if launch.info_fd is not None:
-            try:
-                worker.init = os.pidfd_open(await asyncio.to_thread(_init_pid, launch.info_fd))
-            except ProcessLookupError:  # it ended already, and its pid namespace with it
-                pass
-            except BaseException:
-                worker.kill()
-                raise
-        return worker
+        return cls(process, launch)
 
     async def run(self, job: dict[str, Any], handlers: dict[str, Handler], limits: SandboxLimits) -> ProgramResult:
         """One job; however it ends (answer, error, timeout, cancellation) the process tree is killed at once."""
@@ -207,44 +180,32 @@ class Worker:
             return {"ok": False, "error": f"{name}: {exc}"}
 
     def kill(self) -> None:
-        """SIGKILL the sandbox's init (the kernel then kills its whole pid namespace; the launcher reaps what is
-        left and exits). While the init is not known yet, bubblewrap may be creating it: the launcher gets
-        SIGTERM, kills and reaps all it started as their subreaper, and exits (SIGKILLing it with bubblewrap
-        could orphan an init created meanwhile); a child without a launcher gets SIGKILL to its process group.
-        Signals go directly: Popen.kill() polls first, which can reap the child behind asyncio's back (asyncio
-        then logs 'Unknown child process'). Closing the job pipe ends a child that still waits for its job."""
-        if self.init is not None:
-            targets = [(signal.pidfd_send_signal, self.init, signal.SIGKILL)]  # safe from pid reuse
-        elif self.process.returncode is not None:
-            targets = []
-        elif self.launch.info_fd is not None:
-            targets = [(os.kill, self.process.pid, signal.SIGTERM)]
-        else:
-            targets = [(os.killpg, self.process.pid, signal.SIGKILL)]
-        for kill, pid, signum in targets:
-            try:
-                kill(pid, signum)
-            except ProcessLookupError:  # already gone
-                pass
+        """Signal the child's process group: under bubblewrap SIGTERM, and the launcher then SIGKILLs
+        bubblewrap, pid 1 of the launcher's own pid namespace, so the kernel kills every process of the
+        sandbox, in any phase of its start, and the launcher reaps it before it exits (isolation/launcher.py);
+        an unsandboxed child gets SIGKILL, which it cannot ignore. Sent directly: Popen.kill() polls first,
+        which can reap the child behind asyncio's back (asyncio then logs 'Unknown child process'). Closing
+        the job pipe ends a child that still waits for its job."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):  # already gone
+                os.killpg(self.process.pid, self.launch.stop_signal)
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.transport.abort()  # close() would first wait to flush what the child never read
 
     async def close(self) -> None:
         """Kill, reap and delete its folder (even if this is cancelled while waiting); always returns: a
-        launcher not reaped within CLOSE_SECONDS has its transport closed and is left to the child watcher."""
+        child still there after CLOSE_SECONDS gets SIGKILL to its group (no process of a sandbox outlives
+        that, see kill()), its transport is closed and it is left to the child watcher."""
         self.kill()
         try:
             await asyncio.wait_for(asyncio.shield(self.process.wait()), CLOSE_SECONDS)
         except TimeoutError:
-            if self.process.returncode is None:  # a launcher that did not end on SIGTERM
+            if self.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.process.pid, signal.SIGKILL)
             self.process._transport.close()  # noqa: SLF001 -- asyncio has no public way to drop a process
         finally:
             self.launch.cleanup()
-            if self.init is not None:
-                os.close(self.init)
-                self.init = None
 
 
 class Sandbox:

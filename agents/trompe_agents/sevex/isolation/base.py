@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,8 @@ class Launch:
     cwd: str | None = None
     folder: Path | None = None  # a host folder to delete when the child ends (None: a tmpfs gone with the sandbox)
     pass_fds: tuple[int, ...] = field(default=())  # handed to the launcher, closed in the parent once it started
-    info_fd: int | None = None  # bubblewrap's --info-fd read end: it names the sandbox's init process
+    # what ends the child's process group at once: SIGKILL, or SIGTERM where a launcher takes its sandbox down
+    stop_signal: int = signal.SIGKILL
     # exit status 128 + N means the program died of signal N (bubblewrap's init reports a signal death so; its
     # seccomp filter refuses a program any exit status of 128 or more, so such a status is never the program's)
     signal_statuses: bool = False

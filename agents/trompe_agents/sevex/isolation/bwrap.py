@@ -7,7 +7,9 @@ are within reach); its only writable place is a private tmpfs capped in bytes an
 the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. A
 seccomp filter stops it creating processes, memfds and SysV IPC objects, and forging the exit status that
 says how it ended (seccomp.py). `--die-with-parent` ends it with
-SEVEX, and killing bubblewrap ends the pid namespace, so a wall-clock kill takes the whole process tree.
+SEVEX, and bubblewrap runs as pid 1 of the launcher's own pid namespace, so whatever ends the launcher or
+bubblewrap (a wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of
+its start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -119,16 +122,14 @@ class Bwrap(Isolation):
                 "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *view, *links,
                 "--dev", "/dev", "--remount-ro", "/dev", "--bind", f"{folder}/work", WORK_DIR,
                 "--chdir", WORK_DIR, "--remount-ro", "/"]
-        info_read, info_write = os.pipe()  # bubblewrap writes {"child-pid": N} there once the sandbox exists
-        fds: tuple[int, ...] = (info_write,)
-        argv += ["--info-fd", str(info_write)]
+        fds: tuple[int, ...] = ()
         program_filter = deny_filter()
         if program_filter is not None:
             fds += (filter_fd(program_filter),)
             argv += ["--seccomp", str(fds[-1])]
         launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
         return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program],
-                      pass_fds=fds, info_fd=info_read, signal_statuses=program_filter is not None)
+                      pass_fds=fds, signal_statuses=program_filter is not None, stop_signal=signal.SIGTERM)
 
     def launch(self, limits: SandboxLimits) -> Launch:
         return self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR, limits.for_child(True)])
@@ -164,7 +165,7 @@ def _probe(executable: str | None) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
     finally:
-        for fd in (*launch.pass_fds, launch.info_fd):
+        for fd in launch.pass_fds:
             os.close(fd)
         launch.cleanup()
     if done.returncode != 0:

@@ -11,12 +11,16 @@ home such as /root): the program's uid is that host uid, never uid 0, so host sy
 root-owned files refuse it whatever the sandbox maps. Every mount lives only in this process's namespace,
 so the host's mount table is never touched.
 
-It then stays as bubblewrap's parent and a child subreaper, and exits with bubblewrap's status. bubblewrap
-sets its sandbox init's parent-death signal only after creating it, so a parent killed in between orphans
-that init for good; when SEVEX dies (SIGTERM, our own parent-death signal) the launcher kills bubblewrap and
-every orphan re-parented to it before it exits.
+It then stays as bubblewrap's parent and exits with bubblewrap's status, or on SIGTERM (SEVEX's kill)
+SIGKILLs bubblewrap, reaps it and exits. bubblewrap runs as pid 1 of a pid namespace of the launcher's own,
+so however it ends (that SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel
+kills every process of the sandbox with it. bubblewrap alone cannot promise that: its sandbox init sets a
+parent-death signal only late in its setup, and until then a killed bubblewrap orphans it, for good while it
+waits for a go-ahead that will never come. In that namespace bubblewrap sees a /proc of it (it reads
+/proc/PID of its init), mounted in a mount namespace of its own.
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -24,9 +28,9 @@ import select
 import signal
 import sys
 
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -53,68 +57,76 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
-class ParentDied(Exception):
-    """SEVEX is gone: the sandbox must go too."""
+def become(user: tuple[int, int] | None) -> None:
+    """The plan's unprivileged host uid and gid (None: stay as we are, the caller was not root)."""
+    if user is not None:
+        os.setgroups([])
+        os.setresgid(user[1], user[1], user[1])
+        os.setresuid(user[0], user[0], user[0])
 
 
-def parent_died(signum, frame) -> None:
-    raise ParentDied
+def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, alive: int) -> None:
+    """In the forked child, pid 1 of our pid namespace: a /proc of that namespace, the unprivileged user, a
+    parent-death signal (set after the change of uid, which clears it), then bubblewrap."""
+    check(libc.unshare(CLONE_NEWNS), "unshare")
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    become(user)
+    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+    if select.select([alive], [], [], 0)[0]:  # the launcher died before the signal was set
+        os._exit(1)
+    os.close(alive)
+    os.execve(program, argv, {})
 
 
-def children() -> list[int]:
-    """This process's children, bubblewrap's orphans included once they are re-parented here."""
-    return [int(pid) for task in os.listdir("/proc/self/task")
-            for pid in open(f"/proc/self/task/{task}/children").read().split()]
+def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None) -> int:
+    """Run bubblewrap as a child; its exit status as a shell reports it (128 + signal). On SIGTERM, SIGKILL
+    it and reap it, which the kernel lets happen only once every process of its pid namespace is gone.
 
-
-def kill_all() -> None:
-    """SIGKILL every child until none is left (killing bubblewrap can orphan its init to us meanwhile)."""
-    while True:
-        for pid in children():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    SIGTERM and SIGCHLD stay blocked and are taken by sigwaitinfo, never by a handler: SEVEX signals the
+    group more than once, and a second SIGTERM landing in a handler's cleanup once cut it short, so the
+    launcher exited without reaping bubblewrap (which then died of its parent-death signal, unreaped)."""
+    alive_read, alive_write = os.pipe()  # closed by the kernel when this process dies, or by stop()
+    awaited = {signal.SIGTERM, signal.SIGCHLD}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, awaited)
+    child = os.fork()
+    if child == 0:
         try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)  # bubblewrap starts with the mask we were given
+            os.close(alive_write)
+            bubblewrap(program, argv, user, alive_read)
+        except BaseException as exc:  # noqa: BLE001 -- said, and the child exits: never back into our code
+            print(f"launcher: {exc}", file=sys.stderr)
+        finally:
+            os._exit(127)
+    os.close(alive_read)
+    bubblewrap_fd = os.pidfd_open(child)  # safe from pid reuse, even once reaped
+    become(user)
+    die_with(parent)  # a change of uid clears the parent-death signal; our death kills the child, and so all
+    while signal.sigwaitinfo(awaited).si_signo == signal.SIGCHLD:
+        reaped, status = os.waitpid(child, os.WNOHANG)
+        if reaped:
+            return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+    stop(child, bubblewrap_fd, alive_write)
+    return 1
+
+
+def stop(child: int, bubblewrap_fd: int, alive_write: int) -> None:
+    """SIGKILL bubblewrap and reap it. For an instant after the fork it may still be root while we are not
+    (EPERM): closing the pipe it checks after its own change of uid makes it exit by itself then."""
+    os.close(alive_write)
+    while True:
+        with contextlib.suppress(PermissionError, ProcessLookupError):  # ProcessLookupError: it has ended
+            signal.pidfd_send_signal(bubblewrap_fd, signal.SIGKILL)
+        if select.select([bubblewrap_fd], [], [], 0.01)[0]:  # it has ended
+            os.waitpid(child, 0)
             return
 
 
-def supervise(program: int, argv: list[str], parent: int) -> int:
-    """Run bubblewrap as a child; its exit status as a shell reports it (128 + signal)."""
-    check(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl")
-    alive_read, alive_write = os.pipe()  # closed by the kernel when this process dies
-    signal.signal(signal.SIGTERM, parent_died)
-    try:
-        child = os.fork()
-        if child == 0:
-            os.close(alive_write)
-            check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
-            if select.select([alive_read], [], [], 0)[0]:  # the launcher died before the signal was set
-                os._exit(1)
-            os.close(alive_read)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.execve(program, argv, {})
-        os.close(alive_read)
-        check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0), "prctl")  # was SIGKILL until now
-        if os.getppid() != parent:  # it died while we forked
-            raise ParentDied
-        while True:
-            pid, status = os.waitpid(-1, 0)
-            if pid == child:
-                kill_all()  # what bubblewrap left (normally nothing)
-                return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
-    except ParentDied:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
-        kill_all()
-        return 1
-
-
 def own_namespaces(root: bool) -> None:
-    """A private mount namespace; when not root, inside a user namespace mapping this uid to its root."""
+    """Private mount and pid namespaces (the pid one for our children); when not root, inside a user namespace
+    mapping this uid to its root."""
     uid, gid = os.getuid(), os.getgid()
-    check(libc.unshare(CLONE_NEWNS if root else CLONE_NEWNS | CLONE_NEWUSER), "unshare")
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | (0 if root else CLONE_NEWUSER)), "unshare")
     if not root:
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
@@ -153,13 +165,7 @@ def main() -> None:
     # opened in this mount namespace (a bind's source must be), before the stage covers any of them
     sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source in plan["binds"]]
     stage(plan, sources)
-    if root:
-        uid, gid = plan["user"]
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-        die_with(parent)  # a change of uid clears the parent-death signal
-    sys.exit(supervise(program, argv, parent))
+    sys.exit(supervise(program, argv, parent, tuple(plan["user"]) if root else None))
 
 
 if __name__ == "__main__":
