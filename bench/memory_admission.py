@@ -85,12 +85,11 @@ async def run_calls(folder: Path, budget: str, calls: int, pythonpath: str | Non
             "first_error": errors[0] if errors else ""}
 
 
-def extract(ref: str, into: Path) -> str:
-    """The server and plugin packages as of `ref`, for PYTHONPATH."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "servers", "plugins"],
-                             capture_output=True, check=True).stdout
+def extract(ref: str, into: Path, parts: tuple[str, ...] = ("servers", "plugins")) -> str:
+    """The packages under `parts` (the server and plugins unless told) as of `ref`, for PYTHONPATH."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, *parts], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return os.pathsep.join(str(into / part) for part in ("servers", "plugins"))
+    return os.pathsep.join(str(into / part) for part in parts)
 
 
 def main() -> None:

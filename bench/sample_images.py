@@ -23,3 +23,12 @@ def drawing(w: int, h: int) -> np.ndarray:
     rgb[::37] = 0
     rgb[:, ::53] = (200, 30, 30)
     return rgb
+
+
+def flat_regions(w: int, h: int, colours: int, tile: int = 40) -> np.ndarray:
+    """Tiles of `colours` flat colours with +-2 levels of noise: a drawing after lossy compression."""
+    rng = np.random.default_rng(0)
+    palette = rng.integers(20, 236, (colours, 3), dtype=np.int16)
+    index = rng.integers(0, colours, (h // tile + 1, w // tile + 1))
+    rgb = palette[index.repeat(tile, 0).repeat(tile, 1)[:h, :w]] + rng.integers(-2, 3, (h, w, 3), dtype=np.int16)
+    return rgb.astype(np.uint8)

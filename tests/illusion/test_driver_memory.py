@@ -29,8 +29,8 @@ from trompe_agents.illusion.stats import summary
 from trompe_agents.toolclient import ToolClient
 
 CONFIG = AgentConfig(task=1, router="regex", no_tools=True)
-PER_SAMPLE_LIMIT = 2500  # bytes one more sample may add to the driver's peak: keeping every record adds 3.5-3.9 KB;
-# the peaks themselves vary by up to about 1.3 KB a sample from run to run on a loaded 2-core box
+PER_SAMPLE_LIMIT = 2500  # bytes one more sample may add to the driver's peak: keeping every record adds 3.5-4.9 KB,
+# a healthy run 0.4-1.0 KB (the index, and garbage awaiting the collector)
 
 
 class Generated:
@@ -53,11 +53,14 @@ def answer(messages, tools):
 
 
 async def weigh(image: Path, out: Path, n: int, tools: ToolClient) -> tuple[int, str]:
-    """Peak bytes tracemalloc sees above the start while `n` samples run and their summary lines are made."""
+    """Peak bytes tracemalloc sees above the start while `n` samples run and their summary lines are made.
+
+    One sample at a time: each image sent is a PNG whose deflate takes about 300 KB of scratch for an instant, and
+    with four samples in flight how many such instants overlap at the peak varied by up to 580 KB."""
     tracemalloc.reset_peak()
     start = tracemalloc.get_traced_memory()[0]
     records = await run_samples(Generated(image, n), FunctionBackend(answer, "scripted"), tools, CONFIG,
-                                RunOptions(out=out, concurrency=4, progress=False))
+                                RunOptions(out=out, concurrency=1, progress=False))
     lines = f"{summary(records.values())}\n{summary_line(benchmark_metrics('jsonl', records.values()))}"
     return tracemalloc.get_traced_memory()[1] - start, lines
 

@@ -24,12 +24,9 @@ def file_sha(path: Path, cache: Cache | None = None) -> str:
     """The file's sha256 hex digest, read once per path per cache; an unreadable file names why instead."""
     cache = {} if cache is None else cache
     if path not in cache:
-        digest = hashlib.sha256()
         try:
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-            cache[path] = digest.hexdigest()
+            with open(path, "rb") as f:  # file_digest reads into one 256 KiB buffer: no new block per read
+                cache[path] = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError as exc:  # the sample fails alone when run; its identity still says the image was missing
             cache[path] = f"unreadable: {os.strerror(exc.errno) if exc.errno else exc}"
     return cache[path]
