@@ -1,7 +1,8 @@
 """CPU time of paths every run or tool call repeats, this checkout against an earlier one, side by side.
 
 Each row runs in a fresh child process per tree, the trees alternating, and is the child's own CPU time for
-the measured part only (imports, inputs and one warm-up call come before it); medians of --repeat. The baseline
+the measured part only (imports, inputs and one warm-up call come before it, except in the row that times an
+import); medians of --repeat. The baseline
 is `git archive REF` of servers/, plugins/ and agents/, put first on the child's PYTHONPATH (the child checks
 that the modules it used came from there).
 
@@ -29,6 +30,8 @@ BACKEND = ("from trompe_agents.backends.base import BackendOptions\n"
            "Backend(OPTIONS)")
 # name: (what the row measures, the module whose origin is checked, setup code, the code timed)
 ROWS = {
+    "cli": ("import trompe_agents.illusion.cli (every illusion-agent command, before it works)",
+            "trompe_agents.illusion.cli", "", "import trompe_agents.illusion.cli"),
     "app": ("create_app(ServerConfig()) x20, default plugins", "trompe_server.app",
             "from trompe_server.app import ServerConfig, create_app\ncreate_app(ServerConfig()).registry.close()",
             "for _ in range(20):\n    create_app(ServerConfig()).registry.close()"),

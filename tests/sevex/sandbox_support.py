@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # proctree: shared with the benches
 
 import needs
-from proctree import wait_gone
+from proctree import state, wait_gone
 from trompe_agents.sevex.isolation import Isolation
 
 
@@ -26,26 +26,18 @@ def descendants(pid: int | None = None) -> set[int]:
     todo = [pid or os.getpid()]
     while todo:
         for child in _children(todo.pop()):
-            state = _state(child)
-            if state is None:
+            letter = state(child)
+            if letter is None:
                 continue
-            if state != "Z":
+            if letter != "Z":
                 found.add(child)
             todo.append(child)
     return found
 
 
-def _state(pid: int) -> str | None:
-    """The process's state letter from /proc (Z: dead, not yet reaped); None once it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or between the open and the read
-        return None
-
-
 def zombies() -> set[int]:
     """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
-    return {child for child in _children(os.getpid()) if _state(child) == "Z"}
+    return {child for child in _children(os.getpid()) if state(child) == "Z"}
 
 
 def _children(pid: int) -> list[int]:
