@@ -83,6 +83,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
              "tests/server/test_client_key.py", "tests/server/test_app_replies.py",
              "tests/server/test_admission.py"]),
     "storage": (["trompe_server/redis_storage.py"], REDIS_TESTS),
+    "schemas": (["trompe_server/tool_schemas.py"],
+                ["tests/server/test_tool_schemas.py", "tests/server/test_tool_names.py",
+                 "tests/server/test_argument_messages.py", "tests/server/test_session_tools.py"]),
 }
 
 # Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),

@@ -1,12 +1,30 @@
 """Tool descriptions are made once per signature and shared by every app (tool_schemas.py): each app's tools
-must still call that app's own registry, and describe themselves exactly as a freshly made app's do."""
+must still call that app's own registry, describe themselves exactly as the SDK would, and keep no app alive.
+
+Each test starts from an empty cache (`cold`): the first app of a process is the one that makes them."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
+import pytest
 from imagekit import data_url, gradient
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
-from trompe_server.app import create_app
+from trompe_server import hookimpl, tool_schemas
+from trompe_server.app import ServerConfig, create_app
+
+
+@pytest.fixture(autouse=True)
+def cold(monkeypatch):
+    monkeypatch.setattr(tool_schemas, "_MADE", {})
+
+
+async def listed(server: MCPServer) -> list[dict]:
+    async with Client(server) as client:
+        return [tool.model_dump() for tool in (await client.list_tools()).tools]
 
 
 async def test_apps_made_one_after_another_share_descriptions_but_each_calls_its_own_registry():
@@ -21,3 +39,53 @@ async def test_apps_made_one_after_another_share_descriptions_but_each_calls_its
         elsewhere = await b.call_tool("crop", {"session": session, "image": "original", "box": [0, 0, 8, 8]})
         assert elsewhere.is_error and session in elsewhere.content[0].text
     assert [r.id for r in first.registry.records(session)] == ["original", "img_001"]
+    first.registry.close()
+    second.registry.close()
+
+
+async def test_the_listing_is_what_the_sdk_makes_and_a_second_app_makes_nothing_again(monkeypatch):
+    """Every tool listed exactly as the SDK's own Tool.from_function describes it, given the same handler and
+    details; a second app calls it not once, which is the point of the cache."""
+    made = []
+    sdk = tool_schemas.Tool.from_function
+
+    def counting(fn, **details):
+        made.append((fn, details))
+        return sdk(fn, **details)
+
+    monkeypatch.setattr(tool_schemas.Tool, "from_function", counting)
+    first = create_app(ServerConfig(plugins=["draw", "analysis"]))
+    tools = await listed(first.mcp)
+    assert tools == await listed(MCPServer("sdk", tools=[sdk(fn, **details) for fn, details in made]))
+    assert len(made) == len(tools) > 5  # one description per tool: the session tools and the plugins'
+    second = create_app(ServerConfig(plugins=["draw", "analysis"]))
+    assert len(made) == len(tools) and await listed(second.mcp) == tools
+    first.registry.close()
+    second.registry.close()
+
+
+async def test_one_function_registered_under_two_names_is_two_tools_each_with_its_own_details():
+    def stamp(ctx, image: str) -> str:
+        """Say which image it was given."""
+        return f"got {image}"
+
+    class Twice:
+        @hookimpl
+        def register_tools(self, register):
+            register(stamp, tags=["first"], name="stamp_a")
+            register(stamp, tags=["second"], name="stamp_b")
+
+    app = create_app(ServerConfig(plugins=[], extra_plugins={"twice": Twice()}))
+    tools = {tool["name"]: tool for tool in await listed(app.mcp)}
+    assert (tools["stamp_a"]["meta"]["tags"], tools["stamp_b"]["meta"]["tags"]) == (["first"], ["second"])
+    app.registry.close()
+
+
+def test_an_app_let_go_is_freed_though_its_descriptions_stay():
+    """The cache keeps descriptions, never a handler: a handler holds its app, registry and images."""
+    app = create_app()
+    gone = weakref.ref(app)
+    app.registry.close()
+    del app
+    gc.collect()
+    assert gone() is None and tool_schemas._MADE
