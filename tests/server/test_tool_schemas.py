@@ -89,3 +89,35 @@ def test_an_app_let_go_is_freed_though_its_descriptions_stay():
     del app
     gc.collect()
     assert gone() is None and tool_schemas._MADE
+
+
+async def test_a_plugin_tool_tells_clients_it_adds_an_image_and_reaches_nothing_outside():
+    """The MCP annotations clients act on (whether to ask before a call): a plugin tool is neither read-only (it
+    adds an image) nor destructive (it changes none), not idempotent (each call adds another), not open-world."""
+    app = create_app(ServerConfig(plugins=["draw", "analysis"]))
+    hints = {"read_only_hint": False, "destructive_hint": False, "idempotent_hint": False, "open_world_hint": False}
+    tools = [tool for tool in await listed(app.mcp) if tool["meta"]["plugin"] != "trompe_server"]
+    assert len(tools) > 5 and all(
+        {key: value for key, value in (tool["annotations"] or {}).items() if value is not None} == hints
+        for tool in tools)
+    app.registry.close()
+
+
+async def test_two_apps_whose_plugins_give_one_tool_name_different_arguments_each_describe_their_own():
+    def tool_with(argument: str):
+        namespace: dict = {}
+        exec(f"def probe(ctx, image: str, {argument}: int = 1) -> str:\n    'Probe.'\n    return image", namespace)
+
+        class Plugin:
+            @hookimpl
+            def register_tools(self, register):
+                register(namespace["probe"], tags=["probe"])
+        return Plugin()
+
+    schemas = []
+    for argument in ("left", "right"):
+        app = create_app(ServerConfig(plugins=[], extra_plugins={"p": tool_with(argument)}))
+        schemas.append(next(t["input_schema"] for t in await listed(app.mcp) if t["name"] == "probe"))
+        app.registry.close()
+    assert [sorted(schema["properties"]) for schema in schemas] == [["image", "left", "session"],
+                                                                    ["image", "right", "session"]]
