@@ -12,6 +12,7 @@ target), and `role_totals` adds them up over records for the reports.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, fields
@@ -21,7 +22,7 @@ from .backends.catalogue import MODELS, Price, lookup
 from .messages import Usage
 
 __all__ = ["PRICES", "Price", "UnknownPriceWarning", "cost", "parse_prices", "price_of", "price_table",
-           "role_costs", "role_totals"]
+           "role_costs", "role_totals", "standard_prices"]
 USAGE_FIELDS = tuple(f.name for f in fields(Usage))
 
 _WARNED: set[str] = set()
@@ -37,13 +38,26 @@ def price_table(service_tier: str | None = None) -> dict[str, Price]:
     return {m.id: price for m in MODELS if (price := m.price_for(tier)) is not None}
 
 
-# Estimates only -- override with --price MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]].
-PRICES: dict[str, Price] = price_table()
+@functools.cache
+def standard_prices() -> dict[str, Price]:
+    """The standard tier's table, made on first use: loading genai-prices' data is a tenth of a second that a
+    command which bills nothing (`--help`, `report`) should not pay. Estimates only: `--price` overrides them."""
+    return price_table()
+
+
+PRICES: dict[str, Price]  # no value here: module __getattr__ below gives standard_prices() on first use
+
+
+def __getattr__(name: str) -> Any:
+    """`PRICES`, the standard tier's table, as the name users and plugins import."""
+    if name == "PRICES":
+        return standard_prices()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_prices(values: list[str] | None, service_tier: str | None = None) -> dict[str, Price]:
     """`MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]` entries (USD per million tokens) on top of the catalogue's."""
-    table = price_table(service_tier) if service_tier not in (None, "standard") else dict(PRICES)
+    table = price_table(service_tier) if service_tier not in (None, "standard") else dict(standard_prices())
     for value in values or []:
         model, _, numbers = value.partition("=")
         try:

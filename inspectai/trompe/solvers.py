@@ -12,7 +12,7 @@ from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from trompe_agents.illusion.agent import AgentConfig, IllusionAgent
-from trompe_agents.illusion.pricing import PRICES
+from trompe_agents.illusion.pricing import standard_prices
 from trompe_agents.illusion.prompts import Prompts, parse_overrides
 from trompe_agents.illusion.answering import answer_one
 from trompe_agents.toolserver import ServerChoice
@@ -92,7 +92,7 @@ def illusion_agent(max_rounds: int = 10, rescue_rounds: int = 3, router: str = "
             out = Path(trace_dir) if trace_dir else Path(scratch)
             async with choice.client() as client:
                 agent = IllusionAgent(backend, client, config)
-                record = await answer_one(agent, sample, meta["position"], out, config.task, PRICES)
+                record = await answer_one(agent, sample, meta["position"], out, config.task, standard_prices())
         state.store.set(RECORD, json.loads(json.dumps(record, default=str)))
         state.store.set(CONFIG, config.describe())
         if backend.conversation:

@@ -136,9 +136,9 @@ def test_a_command_line_loads_only_the_application_it_runs():
     assert done.stdout.split() == ["[]", "True"]
 
 
-def test_help_of_every_illusion_and_sevex_command_starts_without_the_mcp_client():
-    """Only a connection needs the MCP SDK (0.4-0.7 s of imports): `illusion-agent report --help`, or any other
-    command's help, prints without it."""
+def test_help_of_every_illusion_and_sevex_command_starts_without_the_mcp_client_or_the_price_data():
+    """Only a connection needs the MCP SDK (0.4-0.7 s of imports), and only a bill needs genai-prices' data
+    (0.2 s): `illusion-agent report --help`, or any other command's help, prints without either."""
     probe = ("import contextlib, io, sys\nfrom trompe_agents.illusion.cli import main as illusion, build_parser\n"
              "from trompe_agents.sevex.cli import main as sevex\n"
              "lines = []\n"
@@ -146,9 +146,10 @@ def test_help_of_every_illusion_and_sevex_command_starts_without_the_mcp_client(
              "build_parser()._subparsers._group_actions[0].choices]]:\n"
              "    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
              "        main([*words, '--help'])\n"
-             "    lines.append(f\"{' '.join(words) or '-'} {'usage:' in out.getvalue()} {'mcp' in sys.modules}\")\n"
+             "    lines.append(f\"{' '.join(words) or '-'} {'usage:' in out.getvalue()} {'mcp' in sys.modules} \"\n"
+             "                 f\"{'genai_prices' in sys.modules}\")\n"
              "print('\\n'.join(lines))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     rows = done.stdout.splitlines()
     assert len(rows) >= 2 + 8 and {row.split()[0] for row in rows} >= {"-", "run", "report", "compare"}
-    assert [row for row in rows if not row.endswith(" True False")] == []
+    assert [row for row in rows if not row.endswith(" True False False")] == []

@@ -12,7 +12,7 @@ from ..executors.base import Item, Record
 from ..plugins import create_backend
 from ..toolserver import ServerChoice
 from .agent import AgentConfig, IllusionAgent
-from .pricing import PRICES
+from .pricing import standard_prices
 from .answering import answer_one
 
 
@@ -25,7 +25,7 @@ class WorkerSpec:
     config: AgentConfig
     out: Path  # absolute: workers may run in another folder or on another machine
     server: ServerChoice = field(default_factory=ServerChoice)
-    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(PRICES))
+    prices: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(standard_prices()))
     rate_limit: float | None = None  # requests per minute for the whole run; each worker gets its share
 
     def worker(self, share: int) -> Worker:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .identity import CHANGEABLE
-from .pricing import PRICES, Price
+from .pricing import Price, standard_prices
 
 
 @dataclass
@@ -19,7 +19,7 @@ class RunOptions:
     limit: int | None = None
     rate_limit: float | None = None  # requests per minute, per backend
     retry_errors: bool = False
-    prices: dict[str, Price] = field(default_factory=lambda: dict(PRICES))
+    prices: dict[str, Price] = field(default_factory=lambda: dict(standard_prices()))
     progress: bool = True
     meta: dict[str, Any] = field(default_factory=dict)  # command, dataset, ... recorded in run.json
     settings: dict[str, Any] = field(default_factory=dict)  # backend settings that decide answers (identity.py)
