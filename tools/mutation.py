@@ -81,7 +81,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
              "tests/server/test_tool_names.py", "tests/server/test_concurrency.py",
              "tests/server/test_argument_messages.py", "tests/server/test_redis_damaged.py",
              "tests/server/test_client_key.py", "tests/server/test_app_replies.py",
-             "tests/server/test_admission.py", "tests/server/test_tool_schemas.py"]),
+             "tests/server/test_admission.py", "tests/server/test_tool_schemas.py", "tests/server/test_plugins.py"]),
     "storage": (["trompe_server/redis_storage.py"], REDIS_TESTS),
     "schemas": (["trompe_server/tool_schemas.py"],
                 ["tests/server/test_tool_schemas.py", "tests/server/test_tool_names.py",

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client, MCPError
 from PIL import Image
 
+import trompe_server
 from imagekit import data_url, gradient, result_image
 from serverkit import same_pixels
 
@@ -112,7 +113,17 @@ async def test_resource_unknown_ids_are_not_found(client, open_image, uri_tail, 
 
 async def test_resource_template_is_listed(client):
     templates = (await client.list_resource_templates()).resource_templates
-    assert [(t.uri_template, t.mime_type) for t in templates] == [("image://{session}/{image}", "image/png")]
+    assert [(t.uri_template, t.name, t.mime_type, t.description) for t in templates] == [
+        ("image://{session}/{image}", "image", "image/png", "PNG bytes of an image in a session")]
+
+
+async def test_a_client_is_told_the_server_s_name_version_and_how_its_images_work(client):
+    """What initialize gives a client, and a desktop client passes to its model: the name it lists the server
+    by, the installed version, and the instructions (sessions, immutable ids, pixel coordinates)."""
+    assert (client.server_info.name, client.server_info.version) == ("trompe", trompe_server.__version__)
+    assert all(words in client.instructions for words in (
+        "open_session(source) loads an image as 'original'", "img_001, img_002", "Nothing is modified in place",
+        "boxes are [x0, y0, x1, y1]"))
 
 
 async def test_preview_only_above_max_preview_side(make_app):
