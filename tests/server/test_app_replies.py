@@ -134,10 +134,14 @@ async def test_a_tool_call_sent_twice_with_one_request_id_is_stored_once(app):
         session = opened.structured_content["session"]
         crop = {"session": session, "image": "original", "box": [0, 0, 8, 8]}
         made = [await client.call_tool("crop", crop, meta={REQUEST_META: "crop-request-1"}) for _ in range(2)]
+        add = {"session": session, "source": data_url(gradient(16, 12)), "name": "second"}
+        added = [await client.call_tool("add_image", add, meta={REQUEST_META: "add-request-1"}) for _ in range(2)]
         listed = await client.call_tool("list_images", {"session": session})
     assert again.structured_content["session"] == session
     assert [m.structured_content["image"] for m in made] == ["img_001", "img_001"]
-    assert [i["id"] for i in listed.structured_content["images"]] == ["original", "img_001"]
+    assert [(a.is_error, (a.structured_content or {}).get("image")) for a in added] == [(False, "second")] * 2, \
+        added[1].content[0].text
+    assert [i["id"] for i in listed.structured_content["images"]] == ["original", "img_001", "second"]
 
 
 def broken_measure(ctx: ToolContext, image: ImageId) -> ToolOutput:

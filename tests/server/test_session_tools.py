@@ -55,14 +55,21 @@ async def test_add_list_view_close(client, open_image):
     assert images["img_001"]["parents"] == ["image_2"]
     assert images["img_001"]["arguments"] == {"image": "image_2", "box": [0, 0, 5, 5], "zoom": 1}
     assert started <= images["image_1"]["created"] <= images["img_001"]["created"] <= time.time()  # when made
-    assert "img_001 5x5 crop of image_2" in listing.content[0].text
+    compared = await client.call_tool("compare_crops", {"session": session, "crops": [
+        {"image": "image_1", "box": [0, 0, 5, 5]}, {"image": "img_001", "box": [0, 0, 5, 5]}]})
+    assert not compared.is_error, compared.content[0].text
+    listing = await client.call_tool("list_images", {"session": session})
+    assert listing.content[0].text.split("\n")[:3] == ["image_1 64x48 input", "image_2 10x20 input",
+                                                       "img_001 5x5 crop of image_2"]
+    assert listing.content[0].text.split("\n")[3].endswith(" compare_crops of image_1, img_001")
+    assert len(listing.content[0].text.split("\n")) == 4
 
     viewed = await client.call_tool("view_image", {"session": session, "image": "image_2"})
     assert viewed.structured_content["created"] is False
     assert same_pixels(result_image(viewed), gradient(10, 20))
 
     closed = await client.call_tool("close_session", {"session": session})
-    assert "3 images freed" in closed.content[0].text
+    assert "4 images freed" in closed.content[0].text
     again = await client.call_tool("list_images", {"session": session})
     assert again.is_error and "unknown, closed or expired session" in again.content[0].text
 
