@@ -14,7 +14,7 @@ from serverkit import SERVER, ToolkitPlugin, env_with, install_distribution
 from trompe_server import hookimpl
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.errors import PluginConflict, PluginError
-from trompe_server.plugins import collect_tools, plugin_manager
+from trompe_server.plugins import PluginSettings, collect_tools, plugin_manager
 
 
 def server(*args: str, site: Path | None = None, **env: str) -> subprocess.CompletedProcess:
@@ -124,6 +124,34 @@ def fake_package(tmp_path: Path, name: str, source: str) -> Path:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(source)
     return package
+
+
+def test_an_app_names_the_plugin_settings_of_the_command_that_made_it_and_stops_on_a_broken_one_when_strict(
+        tmp_path, monkeypatch, capsys):
+    """In-process, as the CLI tests above are not: a broken plugin is skipped with a warning naming how the
+    command spells strictness, stops the app under strict_plugins, and each refusal names the allow-list setting."""
+    package = fake_package(tmp_path, "trompe_broken", "import no_such_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(install_distribution(tmp_path / "site", "trompe-broken",
+                                                         {"broken": "trompe_broken"}, package)))
+    for name in ("TROMPE_PLUGINS", "TROMPE_STRICT_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    settings = PluginSettings(allow="--allow-these", strict="--be-strict")
+    app = create_app(ServerConfig(plugin_settings=settings))
+    app.registry.close()
+    assert "crop" in app.tools and "failed to import: ModuleNotFoundError" in (err := capsys.readouterr().err)
+    assert "(set --be-strict to stop instead)" in err
+    with pytest.raises(PluginError, match=r"^plugin 'broken' \(trompe_broken\) failed to import"):
+        create_app(ServerConfig(strict_plugins=True, plugin_settings=settings))
+    with pytest.raises(PluginError, match="unknown plugin\\(s\\) nope in --allow-these; installed: "):
+        create_app(ServerConfig(plugins=["nope"], plugin_settings=settings))
+
+    class Usurper:
+        @hookimpl
+        def register_tools(self, register):
+            register(lambda ctx: None, name="open_session")
+
+    with pytest.raises(PluginConflict, match="leave the plugin out with --allow-these$"):
+        create_app(ServerConfig(plugins=[], extra_plugins={"usurper": Usurper()}, plugin_settings=settings))
 
 
 def test_third_party_entry_point_named_like_a_builtin_is_refused_naming_both(tmp_path):

@@ -66,6 +66,7 @@ async def test_add_list_view_close(client, open_image):
 
     viewed = await client.call_tool("view_image", {"session": session, "image": "image_2"})
     assert viewed.structured_content["created"] is False
+    assert viewed.content[0].text == "image_2 10x20: view of input image"
     assert same_pixels(result_image(viewed), gradient(10, 20))
 
     closed = await client.call_tool("close_session", {"session": session})
