@@ -3,7 +3,7 @@
 issue 31 asks for a 100k-sample batch in a driver under 500 MB (bench/ray_driver_memory.py measures that on
 Ray); here tracemalloc weighs the same code path in-process: `run_samples` over a dataset read afresh on each
 iteration (as `load_dataset(..., stream=True)` gives a probe set), then the summary lines `illusion-agent run`
-prints, for N and 4N samples. What may grow per sample is the run's compact index (id, position, content
+prints, for 25 and 250 samples. What may grow per sample is the run's compact index (id, position, content
 hash: a few hundred bytes); a run that kept its records (each well over a kilobyte) or listed the dataset's
 samples (each carrying probe metadata of about as much) grows several times that.
 """
