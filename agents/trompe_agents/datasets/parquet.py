@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,20 +46,33 @@ def parquet_columns(path: Path) -> list[str]:
         raise DatasetError(f"{first}: not a readable parquet file ({err})") from None
 
 
+ROWS_PER_BATCH = 64  # rows decoded into Python at a time: a dataset's images are never all in memory at once
+
+
 def read_rows(path: Path, need: list[str], split: str | None = None, benchmark: str = ""
-              ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
-    """Rows of the chosen split's parquet files, each with a 'file: row N' label for error messages."""
+              ) -> tuple[Iterator[tuple[str, dict[str, Any]]], str | None]:
+    """Rows of the chosen split's parquet files, each with a 'file: row N' label for error messages, read a batch
+    at a time as they are iterated (a file that is not parquet, or lacks a column, fails when its turn comes)."""
     pq = pyarrow_parquet()
     files, chosen = pick_split(parquet_files(path), split, benchmark, path)
-    rows = []
+    return _rows(pq, files, need), chosen
+
+
+def _rows(pq: Any, files: list[Path], need: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     for file in files:
         try:
-            table = pq.read_table(file)
-        except Exception as err:  # pyarrow raises several types for a file that is not parquet
+            reader = pq.ParquetFile(file)
+            require_columns(reader.schema_arrow.names, need, str(file))
+            batches = reader.iter_batches(batch_size=ROWS_PER_BATCH)
+            n = 0
+            for batch in batches:
+                for row in batch.to_pylist():
+                    yield f"{file}: row {n}", row
+                    n += 1
+        except DatasetError:
+            raise
+        except Exception as err:  # pyarrow raises several types for a file that is not parquet or is damaged
             raise DatasetError(f"{file}: not a readable parquet file ({err})") from None
-        require_columns(table.column_names, need, str(file))
-        rows += [(f"{file}: row {i}", row) for i, row in enumerate(table.to_pylist())]
-    return rows, chosen
 
 
 def images_folder(images_root: Path | None, name: str, source: Path) -> Path:

@@ -100,10 +100,10 @@ def write_datacv2(folder: Path, n: int, answers: bool = False, ids: list[int] | 
 BLINK_TASKS = ["Jigsaw", "Relative_Depth", "Spatial_Relation"]
 
 
-def write_blink(path: Path, n: int, split: str = "val", images: int = 2) -> Path:
+def write_blink(path: Path, n: int, split: str = "val", images: int = 2, side: int = 16) -> Path:
     """A BLINK config file (HF BLINK-Benchmark/BLINK, <Subtask>/<split>-00000-of-00001.parquet): `idx`
     ("val_Jigsaw_1"), `question`, `sub_task`, `choices` (list), `answer` ("(A)"; hidden in test),
-    `image_1`..`image_4` (image structs, unused ones null), `prompt`."""
+    `image_1`..`image_4` (image structs of `side`-pixel PNGs, unused ones null), `prompt`."""
     import pyarrow as pa
 
     rows = []
@@ -114,7 +114,7 @@ def write_blink(path: Path, n: int, split: str = "val", images: int = 2) -> Path
                "answer": "hidden" if split == "test" else ["(A)", "(B)"][i % 2],
                "prompt": f"Which point is closer? ({i})\nSelect from the following choices.\n(A) first\n(B) second"}
         for k in range(1, 5):
-            row[f"image_{k}"] = {"bytes": png_bytes(100 * i + k), "path": f"{i}_{k}.png"} if k <= images else None
+            row[f"image_{k}"] = {"bytes": png_bytes(100 * i + k, side), "path": f"{i}_{k}.png"} if k <= images else None
         rows.append(row)
     image = _image_type()
     schema = pa.schema([("idx", pa.string()), ("question", pa.string()), ("sub_task", pa.string()),
