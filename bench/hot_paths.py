@@ -2,9 +2,8 @@
 
 Each row runs in a fresh child process per tree, the trees alternating, and is the child's own CPU time for
 the measured part only (imports, inputs and one warm-up call come before it, except in the row that times an
-import); medians of --repeat. The baseline
-is `git archive REF` of servers/, plugins/ and agents/, put first on the child's PYTHONPATH (the child checks
-that the modules it used came from there).
+import); medians of --repeat. The baseline is `git archive REF` of servers/, plugins/ and agents/, put first on
+the child's PYTHONPATH (the child checks that the modules it used came from there).
 
     python bench/hot_paths.py --baseline 3c0acea [--repeat 5] [--rows app,claude,normalize]
 """
@@ -62,8 +61,9 @@ print(json.dumps({{"cpu_s": cpu, "origin": importlib.import_module({module!r})._
 """
 
 
-def measure(row: str, pythonpath: str | None) -> float:
-    """One child's CPU seconds for the row's timed code, refusing a child that imported from the wrong tree."""
+def measure(row: str, tree: Path, pythonpath: str | None = None) -> float:
+    """One child's CPU seconds for the row's timed code, refusing a child whose module did not come from `tree`
+    (this checkout's editable install when no `pythonpath` is given)."""
     _label, module, setup, work = ROWS[row]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if pythonpath:
@@ -73,9 +73,8 @@ def measure(row: str, pythonpath: str | None) -> float:
     if done.returncode:
         raise SystemExit(f"{row}: the child failed:\n{done.stderr[-2000:]}")
     reading = json.loads(done.stdout.splitlines()[-1])
-    expected = pythonpath.split(os.pathsep)[0].rsplit(os.sep, 1)[0] if pythonpath else str(BENCH.parent)
-    if not reading["origin"].startswith(expected):
-        raise SystemExit(f"{row}: {module} came from {reading['origin']}, not from {expected}")
+    if not Path(reading["origin"]).is_relative_to(tree):
+        raise SystemExit(f"{row}: {module} came from {reading['origin']}, not from {tree}")
     return reading["cpu_s"]
 
 
@@ -94,8 +93,8 @@ def main() -> None:
         times: dict[str, tuple[list[float], list[float]]] = {row: ([], []) for row in rows}
         for _ in tqdm(range(args.repeat), desc="rounds", unit="round"):
             for row in rows:  # alternating trees, so a change in the box's load falls on both
-                times[row][0].append(measure(row, baseline))
-                times[row][1].append(measure(row, None))
+                times[row][0].append(measure(row, Path(tmp), baseline))
+                times[row][1].append(measure(row, BENCH.parent))
     print(f"\nCPU time of the timed part, medians of {args.repeat}; load average {load:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end\n")
     print(f"| row | {args.baseline} ms | this checkout ms | ratio |\n|---|---:|---:|---:|")

@@ -121,10 +121,8 @@ class TrompeApp:
         self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
         self.tools = collect_tools(self.pm, self.config.tags, settings)
         self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits, self.pm))
-        tools: dict[str, Tool] = {}
-        for tool in [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]:
-            tools.setdefault(tool.name, tool)  # the first of a name, as the SDK's add_tool keeps it
-        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=list(tools.values()))
+        tools = [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]  # names unique: collect_tools
+        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=tools)
         self.mcp.resource("image://{session}/{image}", name="image", mime_type="image/png",
                           description="PNG bytes of an image in a session")(self._read_image)
 

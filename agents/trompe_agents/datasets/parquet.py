@@ -63,9 +63,8 @@ def _rows(pq: Any, files: list[Path], need: list[str]) -> Iterator[tuple[str, di
         try:
             reader = pq.ParquetFile(file)
             require_columns(reader.schema_arrow.names, need, str(file))
-            batches = reader.iter_batches(batch_size=ROWS_PER_BATCH)
             n = 0
-            for batch in batches:
+            for batch in reader.iter_batches(batch_size=ROWS_PER_BATCH):
                 for row in batch.to_pylist():
                     yield f"{file}: row {n}", row
                     n += 1

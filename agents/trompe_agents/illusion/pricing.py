@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import costs
 from ..costs import (Price, UnknownPriceWarning, cost, parse_prices, price_of, price_table, role_costs, role_totals,
                      standard_prices)
 
@@ -12,11 +13,9 @@ __all__ = ["PRICES", "Price", "UnknownPriceWarning", "cost", "parse_prices", "pr
            "role_costs", "role_totals", "standard_prices"]
 
 
-PRICES: dict[str, Price]  # given by __getattr__ below, on first use
+PRICES: dict[str, Price]  # costs makes it on first use; __getattr__ below hands it on
 
 
 def __getattr__(name: str) -> Any:
-    """`PRICES` as `trompe_agents.costs` makes it: on first use."""
-    if name == "PRICES":
-        return standard_prices()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """What `trompe_agents.costs` gives for a name not bound here (`PRICES`, made there on first use)."""
+    return getattr(costs, name)
