@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
 from mcp import Client
 from PIL import Image
 
@@ -13,6 +14,12 @@ import needs
 from imagekit import data_url, gradient
 
 pytest_plugins = ["leftovers"]
+
+# Property tests judge their inputs, not the box's speed: at a load of 30 on two cores, generating even small
+# inputs can take longer than Hypothesis' timing checks allow (too_slow, the per-example deadline), which says
+# nothing about trompe. Every other health check stays on.
+settings.register_profile("loaded-box", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loaded-box")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -20,6 +20,7 @@ from typing import Any
 
 from .backends.catalogue import MODELS, Price, lookup
 from .messages import Usage
+from .records import SampleResult
 
 __all__ = ["PRICES", "Price", "UnknownPriceWarning", "cost", "parse_prices", "price_of", "price_table",
            "role_costs", "role_totals", "standard_prices"]
@@ -114,11 +115,11 @@ def role_costs(usage: Mapping[str, Usage], model: str, table: dict[str, Price]) 
     return {role: {**asdict(u), "cost": cost(u, model, table)} for role, u in usage.items()}
 
 
-def role_totals(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def role_totals(records: Iterable[SampleResult]) -> dict[str, dict[str, Any]]:
     """`roles` of many records added up per role; a role's cost is None once any of its records has no price."""
     totals: dict[str, dict[str, Any]] = {}
     for record in records:
-        for role, entry in (record.get("roles") or {}).items():
+        for role, entry in record.roles.items():
             usage = Usage(**{k: entry.get(k) for k in USAGE_FIELDS if k in entry})
             total = totals.setdefault(role, {"usage": Usage(), "cost": 0.0, "samples": 0})
             total["usage"] = total["usage"] + usage

@@ -14,7 +14,9 @@ from trompe_agents.datasets.answer_types import AnswerType, of_sample, parse
 from trompe_agents.datasets.base import Sample
 from trompe_agents.datasets.load import load_dataset, resolve_task
 from trompe_agents.datasets.metrics import metric_keys
+from trompe_agents.failures import ErrorKind
 from trompe_agents.illusion.agent import compose_question
+from trompe_agents.records import SampleResult
 from trompe_agents.toolclient import image_data_url
 
 KEY = "trompe"  # the metadata key of the trompe sample (and of the run in the task's metadata)
@@ -49,15 +51,20 @@ def answer_type(metadata: dict[str, Any]) -> AnswerType | None:
 
 
 def result_record(meta: dict[str, Any], model: str, answer: str | None, reasons: str, correct: bool | None,
-                  agent: str | None, error: str | None = None, error_kind: str | None = None) -> dict[str, Any]:
-    """A result record in the shape `illusion-agent run` writes, for an answer another solver gave."""
+                  agent: str, error: str | None = None, kind: str | None = None,
+                  reply: str | None = None) -> SampleResult:
+    """The result record `illusion-agent run` would write, for an answer another solver gave (`agent`), or for
+    none: failed with `kind` (no_answer when it names none), the solver's text kept as its `reply`."""
     sample_meta = meta["metadata"] or {}
-    return {"id": meta["id"], "index": sample_meta.get("index", meta["id"]), "position": meta["position"],
-            "question": meta["question"], "choices": meta["choices"], "images": meta["images"],
-            "label": meta["answer"], "category": meta["category"], "family": sample_meta.get("family"),
-            "keys": metric_keys(sample_meta), "model": model, "answer": answer, "reasons": reasons,
-            "agent": agent if answer is not None else None, "correct": correct, "error": error,
-            "error_kind": error_kind}
+    facts = SampleResult.of_sample(
+        str(meta["id"]), index=sample_meta.get("index", meta["id"]), position=meta["position"],
+        question=meta["question"], choices=meta["choices"], images=meta["images"], label=meta["answer"],
+        category=meta["category"], family=sample_meta.get("family"), magnitude=sample_meta.get("magnitude"),
+        counterfactual=sample_meta.get("counterfactual"), keys=metric_keys(sample_meta), model=model,
+        answer_type=meta.get("answer_type"))
+    if answer is None:
+        return facts.with_failure(ErrorKind(kind or ErrorKind.NO_ANSWER), error, reply=reply)
+    return facts.with_answer(answer, agent, correct, reasons=reasons, error=error)
 
 
 def prompt_content(sample: Sample, inline: bool = False) -> list[Content]:

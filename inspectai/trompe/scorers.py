@@ -32,6 +32,7 @@ from trompe_agents.datasets.scorers import OFFICIAL, check, scorers_for
 from trompe_agents.final_answer import AnswerError, parse_answer
 from trompe_agents.illusion.agent import answer_schema
 from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.records import SampleResult
 
 from .names import registered
 from .samples import KEY, RECORD, answer_type, result_record
@@ -46,18 +47,19 @@ def read_answer(text: str, meta: dict[str, Any]) -> tuple[str | None, str]:
         return extract(meta["format"], text, expected=meta["answer"], choices=meta["choices"]), ""
 
 
-def record_of(state: TaskState) -> dict[str, Any]:
+def record_of(state: TaskState) -> SampleResult:
     """The sample's result record: the illusion agent's own, or one made from any other solver's final text."""
     recorded = state.store.get(RECORD)
     if recorded is not None:
-        return recorded
+        return SampleResult.from_json(recorded)
     meta = state.metadata[KEY]
-    answer, reasons = read_answer(state.output.completion, meta)
-    missing = answer is None
+    text = state.output.completion
+    answer, reasons = read_answer(text, meta)
     right = is_correct(answer, meta["answer"], meta["task"], answer_type(meta))  # the item's type, not the task's
-    return result_record(meta, str(state.model), answer, reasons, right,
-                         "inspect", state.output.error or ("no answer in the final text" if missing else None),
-                         "no_answer" if missing else None)
+    missing = answer is None
+    return result_record(meta, str(state.model), answer, reasons, right, "inspect",
+                         state.output.error or ("no answer in the final text" if missing else None),
+                         reply=text if missing and text.strip() else None)
 
 
 @metric(name=registered("benchmark"))
@@ -68,7 +70,7 @@ def benchmark(fmt: str | None = None, scorer: str = OFFICIAL) -> Metric:
     prefix = "" if scorer == OFFICIAL else f"{scorer} "
 
     def compute(scores: list[SampleScore]) -> Value:
-        records = [s.score.metadata["record"] for s in scores if s.score.metadata]
+        records = [SampleResult.from_json(s.score.metadata["record"]) for s in scores if s.score.metadata]
         numbers = benchmark_metrics(fmt, records, scorer)
         values = {f"{prefix}{name}": value for name, value in numbers.headline.items()
                   if name != "accuracy"}  # Inspect's own accuracy metric says it
@@ -89,10 +91,10 @@ def answer(fmt: str = "jsonl") -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         record = record_of(state)
-        metadata = {"record": record}
-        if record.get("label") is None:
-            return Score.unscored(reason="unlabelled", answer=record.get("answer"), metadata=metadata)
-        return Score(value=CORRECT if record.get("correct") else INCORRECT, answer=record.get("answer"),
-                     explanation=record.get("reasons") or record.get("error"), metadata=metadata)
+        metadata = {"record": record.to_json()}
+        if not record.labelled:
+            return Score.unscored(reason="unlabelled", answer=record.answer, metadata=metadata)
+        return Score(value=CORRECT if record.right else INCORRECT, answer=record.answer,
+                     explanation=record.reasons or record.error, metadata=metadata)
 
     return score

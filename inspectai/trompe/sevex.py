@@ -55,7 +55,7 @@ def sevex_prompt(source: str, node: int | None = None, task: str | None = None, 
         state.store.set(RECORD, result_record(
             meta, backend.model, outcome.prediction, outcome.raw or "",
             outcome.correct if sample.answer is not None else None, "sevex", outcome.error,
-            outcome.error_kind if failed or outcome.prediction is None else None))
+            outcome.error_kind if failed else None, reply=outcome.raw).to_json())
         state.output = ModelOutput.from_content(backend.model, outcome.raw or "", error=outcome.error)
         return state
 

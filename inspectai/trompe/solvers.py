@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -15,6 +14,7 @@ from trompe_agents.illusion.agent import AgentConfig, IllusionAgent
 from trompe_agents.illusion.pricing import standard_prices
 from trompe_agents.illusion.prompts import Prompts, parse_overrides
 from trompe_agents.illusion.answering import answer_one
+from trompe_agents.records import SampleResult
 from trompe_agents.toolserver import ServerChoice
 
 from .backend import InspectBackend
@@ -44,12 +44,12 @@ def agent_config(task: int, *, max_rounds: int, rescue_rounds: int, router: str,
                        prompts=Prompts(parse_overrides(prompt, task)))
 
 
-def final_output(record: dict[str, Any], model: str) -> ModelOutput:
+def final_output(record: SampleResult, model: str) -> ModelOutput:
     """The sample's output in Inspect: the agent's JSON answer, or the error that left it without one."""
-    if record.get("answer") is None:
+    if record.failed:
         return ModelOutput.from_content(model, "", stop_reason="unknown",
-                                        error=record.get("error") or record.get("error_kind") or "no answer")
-    return ModelOutput.from_content(model, json.dumps({"reasons": record["reasons"], "answer": record["answer"]}))
+                                        error=record.error or str(record.failure))
+    return ModelOutput.from_content(model, json.dumps({"reasons": record.reasons, "answer": record.answer}))
 
 
 @solver(name=registered("illusion_agent"))
@@ -93,7 +93,7 @@ def illusion_agent(max_rounds: int = 10, rescue_rounds: int = 3, router: str = "
             async with choice.client() as client:
                 agent = IllusionAgent(backend, client, config)
                 record = await answer_one(agent, sample, meta["position"], out, config.task, standard_prices())
-        state.store.set(RECORD, json.loads(json.dumps(record, default=str)))
+        state.store.set(RECORD, json.loads(json.dumps(record.to_json(), default=str)))
         state.store.set(CONFIG, config.describe())
         if backend.conversation:
             state.messages = backend.conversation

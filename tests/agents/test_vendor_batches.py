@@ -16,7 +16,7 @@ from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.costs import cost, parse_prices
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.messages import Message, TextPart
@@ -80,7 +80,7 @@ async def test_a_no_tools_baseline_run_goes_through_batches_at_batch_prices(tmp_
             await run_samples(samples, batched(fake), tools, AgentConfig(task=1, no_tools=True, router="regex"),
                               RunOptions(out=tmp_path / "run", concurrency=2, progress=False,
                                          prices=parse_prices(None, "batch")))
-    records = read_results(tmp_path / "run")
+    records = written(tmp_path / "run")
     assert len(fake.batches) == 1 and {r["answer"] for r in records.values()} == {"no"}
     for record in records.values():
         assert record["service_tier"] == "batch"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from imagekit import gradient
 from test_vendor_billing import billed
+from trompe_agents.records import SampleResult
 from trompe_agents.backends.base import BackendOptions
 from trompe_agents.backends.claude import ClaudeBackend
 from trompe_agents.costs import PRICES, cost, role_totals
@@ -14,7 +15,7 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.export import summary
 from trompe_agents.illusion.report import index_page
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -52,7 +53,7 @@ async def record_and_bill(tmp_path):
                               RunOptions(out=out, progress=False))
         assert len(fake.responses) == 3
         bills = {role: billed("anthropic", [body]) for role, body in zip(BILLS, fake.responses)}
-    return out, read_results(out)["s1"], bills
+    return out, written(out)["s1"], bills
 
 
 async def test_each_role_gets_the_tokens_and_cost_the_vendor_billed_for_it(record_and_bill):
@@ -76,8 +77,8 @@ async def test_the_summary_and_the_report_show_cost_per_role(record_and_bill):
 
 
 def test_role_totals_say_unknown_rather_than_a_partial_sum():
-    priced = {"roles": {"main": {**usage_of(BILLS["main"]), "cost": 0.01}}}
-    unpriced = {"roles": {"main": {**usage_of(BILLS["main"]), "cost": None}}}
+    priced = SampleResult("s1", roles={"main": {**usage_of(BILLS["main"]), "cost": 0.01}})
+    unpriced = SampleResult("s2", roles={"main": {**usage_of(BILLS["main"]), "cost": None}})
     assert role_totals([priced, priced])["main"]["cost"] == pytest.approx(0.02)
     assert role_totals([priced, unpriced])["main"] == {"samples": 2, **{k: 2 * v for k, v in usage_of(
         BILLS["main"]).items()}, "image_tokens": None, "long": None, "cost": None}
@@ -111,7 +112,7 @@ async def test_a_sample_that_failed_truncated_still_counts_both_billed_replies(t
             await run_samples([Sample("s1", [image], "Same length?", answer="yes")], backend, tools,
                               AgentConfig(task=1, router="regex"), RunOptions(out=tmp_path / "run", progress=False))
         bill = billed("anthropic", fake.responses)
-    record = read_results(tmp_path / "run")["s1"]
+    record = written(tmp_path / "run")["s1"]
     assert record["error_kind"] == "truncated" and len(fake.responses) == 2
     assert record["usage"]["input_tokens"] == 2 * BILLS["main"].input
     assert record["roles"]["main"]["cost"] == pytest.approx(bill, rel=1e-9) == record["cost"]

@@ -17,7 +17,7 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.final_answer import INTEGER, LETTER, PAIR, SHORT, AnswerError, choice_schema, parse_answer, reformat
 from trompe_agents.illusion.agent import answer_schema
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.testing import dataset_files as files
 
 from replicas import write_blindtest_hf, write_colorblindhard
@@ -33,7 +33,7 @@ def scripted_on_path(monkeypatch):
 
 def run(dataset: Path, out: Path, *extra: str) -> dict:
     assert illusion_agent(["run", "--dataset", str(dataset), "--out", str(out), *extra, *SCRIPTED]) == 0
-    return read_results(out)
+    return written(out)
 
 
 def test_blindtest_gold_in_each_tasks_format_scores_100_percent_with_nothing_failed(tmp_path, capsys):

@@ -13,7 +13,7 @@ import pytest
 
 from trompe_agents.cli import main as trompe
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.testing import dataset_files as files
 
 HERE = Path(__file__).parent
@@ -36,7 +36,7 @@ def test_datacv_task2_ids_from_image_names_missing_image_fails_alone_and_submit_
                            "--out", str(out), "--model", "scripted_answers:always_b", *SCRIPTED]) == FAILED
     err = capsys.readouterr().err
     assert "4 samples from" in err and "(datacv2, Task 2)" in err and "1 with a missing image (will fail)" in err
-    records = read_results(out)
+    records = written(out)
     assert sorted(records) == ["12", "3", "7", "9"]
     assert "image file not found" in records["9"]["error"] and records["3"]["answer"] == "B"
     assert illusion_agent(["submit", str(out)]) == 0
@@ -153,5 +153,5 @@ def test_unlabelled_blink_test_rows_run_but_are_never_scored(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "6 samples" in captured.err and "3 unlabelled (not scored)" in captured.err
     assert "3 scored, 0 of them failed, 3 unlabelled (not scored)" in captured.out
-    records = read_results(out)
+    records = written(out)
     assert sorted(r["correct"] is None for r in records.values()) == [False] * 3 + [True] * 3

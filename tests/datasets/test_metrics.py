@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from runlines import results
 from trompe_agents.datasets.metrics import benchmark_metrics, metric_keys, summary_line
 from trompe_agents.testing.dataset_files import hallusion_items
 
@@ -30,7 +31,7 @@ def hallusion_records(answers: list[str | None]) -> list[dict]:
 
 
 def hallusionbench(records: list[dict], scorer: str = "official"):
-    return benchmark_metrics("hallusionbench", records, scorer)
+    return benchmark_metrics("hallusionbench", results(records), scorer)
 
 
 def test_hallusionbench_official_groups_pairs_and_figures():
@@ -57,7 +58,7 @@ def test_the_scorer_is_checked_naming_the_accepted_ones():
     with pytest.raises(ValueError, match="--scorer: hallusionbench offers official, lmms-eval, vlmevalkit"):
         hallusionbench([], "inspect")
     with pytest.raises(ValueError, match="--scorer: tet offers official; got 'lmms-eval'"):
-        benchmark_metrics("tet", [], "lmms-eval")
+        benchmark_metrics("tet", results([]), "lmms-eval")
 
 
 def record(category: str, label: str | None, correct: bool | None, error: str | None = None) -> dict:
@@ -72,7 +73,7 @@ def test_blindtest_is_the_mean_over_tasks_and_unlabelled_rows_are_counted_not_sc
     records = [record("CircledLetter", "o", True), record("CircledLetter", "k", False),
                record("NestedSquares", "3", True), record("NestedSquares", None, None),
                record("LineIntersections", "2", None, error="run")]
-    m = benchmark_metrics("blindtest", records)
+    m = benchmark_metrics("blindtest", results(records))
     assert m.groups == [("CircledLetter", 0.5, 2), ("LineIntersections", 0.0, 1), ("NestedSquares", 1.0, 1)]
     assert m.headline == pytest.approx({"mean over tasks": 0.5, "accuracy": 0.5})
     assert (m.scored, m.unscored, m.failed) == (4, 1, 1)
@@ -82,7 +83,7 @@ def test_blindtest_is_the_mean_over_tasks_and_unlabelled_rows_are_counted_not_sc
 def test_blink_is_the_mean_over_subtasks():
     records = [record("Jigsaw", "A", True)] * 3 + [record("Jigsaw", "B", False),
                                                    record("Relative_Depth", "A", False)]
-    m = benchmark_metrics("blink", records)
+    m = benchmark_metrics("blink", results(records))
     assert m.headline["mean over subtasks"] == pytest.approx((3 / 4 + 0) / 2)
     assert "BLINK eval/evaluate.py" in m.rule
 
@@ -95,16 +96,16 @@ def test_every_failed_sample_is_counted_failed_whatever_its_kind(kind):
 
     records = [{**record("Jigsaw", "A", None, error=kind or "run"), "id": f"s{i}", "error_kind": kind}
                for i in range(6)] + [record("Jigsaw", "B", True)]
-    m = benchmark_metrics("blink", records)
+    m = benchmark_metrics("blink", results(records))
     assert (m.scored, m.failed) == (7, 6)
     assert "7 scored, 6 of them failed" in summary_line(m)
-    assert f"failed 6 ({kind or 'no_answer'} 6)" in summary(records)
+    assert f"failed 6 ({kind or 'no_answer'} 6)" in summary(results(records))
     assert m.headline["accuracy"] == pytest.approx(1 / 7)  # a failure counts as wrong
 
 
 def test_an_old_runs_invented_default_answer_is_a_failure():
     old = {**record("Jigsaw", "A", True), "agent": "default"}  # runs before the rescue agent invented one
-    m = benchmark_metrics("blink", [old])
+    m = benchmark_metrics("blink", results([old]))
     assert m.failed == 1 and m.headline["accuracy"] == 0.0
 
 
@@ -119,21 +120,21 @@ def test_a_set_without_a_harness_scorer_is_accuracy_per_category_and_their_mean(
                {"id": "n1", "label": "yes", "answer": "yes", "agent": "main", "correct": True},
                {"id": "u1", "category": "a", "label": None, "answer": "yes", "agent": "main", "correct": None},
                {"id": "u2", "category": "b", "label": None, "answer": "no", "agent": "main", "correct": None}]
-    tet = benchmark_metrics("tet", records)
+    tet = benchmark_metrics("tet", results(records))
     assert tet.as_dict() == {
         "scorer": "official", "rule": "accuracy per task, mean over tasks",
         "headline": {"mean over categories": pytest.approx((1 / 3 + 1 + 1) / 3), "accuracy": 3 / 5},
         "scored": 5, "unscored": 2, "failed": 1,
         "groups": [{"name": "-", "accuracy": 1.0, "samples": 1}, {"name": "a", "accuracy": 1 / 3, "samples": 3},
                    {"name": "b", "accuracy": 1.0, "samples": 1}]}
-    probes = benchmark_metrics("probes", records)
+    probes = benchmark_metrics("probes", results(records))
     assert probes.rule == "accuracy per category" and probes.groups == tet.groups
     assert summary_line(probes) == ("mean over categories 77.8%, accuracy 60.0% (scorer official: accuracy per "
                                     "category); 5 scored, 1 of them failed, 2 unlabelled (not scored)")
-    nothing = benchmark_metrics(None, records[5:])
+    nothing = benchmark_metrics(None, results(records[5:]))
     assert summary_line(nothing) == ("nothing scored (scorer official: accuracy per category); 0 scored, 0 of them "
                                      "failed, 2 unlabelled (not scored)")
-    assert benchmark_metrics(None, []).as_dict()["groups"] == []
+    assert benchmark_metrics(None, results([])).as_dict()["groups"] == []
 
 
 def test_a_record_keeps_the_scorers_keys_of_the_metadata_and_nothing_else():

@@ -20,12 +20,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from trompe_agents.records import SampleResult
 from trompe_agents.datasets import blink_match
 from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import lmms_blink_letter, lmms_blindtest_parse, lmms_vstar_letter, render
 from trompe_agents.datasets.scorers import vlmeval_yes_no
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.results import read_results
+from runlines import written
 
 from replicas import write_blindtest_hf
 from test_answer_types import SCRIPTED, scripted_on_path  # noqa: F401 -- the fixture puts the models on the path
@@ -38,7 +39,7 @@ def blind(task: str, gold: str, text: str | None, label: str | None = None, i: i
 
 
 def score(fmt: str, records: list[dict], scorer: str) -> tuple[dict, dict]:
-    m = benchmark_metrics(fmt, records, scorer)
+    m = benchmark_metrics(fmt, [SampleResult.from_json(r) for r in records], scorer)
     return m.headline, {name: accuracy for name, accuracy, _ in m.groups}
 
 
@@ -125,7 +126,7 @@ def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it
     assert len(figures["groups"]) == 9 and "scorer vlmevalkit" in capsys.readouterr().out
     assert illusion_agent(["report", str(out), "--scorer", "lmms-eval"]) == 0
     assert "Scorer <b>lmms-eval</b>" in (out / "report" / "index.html").read_text()
-    assert len(read_results(out)) == 18  # nothing was rerun
+    assert len(written(out)) == 18  # nothing was rerun
 
 
 def test_a_scorer_the_benchmark_lacks_is_refused_naming_the_ones_it_has(tmp_path):

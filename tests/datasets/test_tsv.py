@@ -10,7 +10,7 @@ import pytest
 from trompe_agents.datasets.base import DatasetError
 from trompe_agents.datasets.load import detect_format, load_dataset
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.results import read_results
+from runlines import written
 
 from replicas import write_vlmevalkit_tsv
 
@@ -46,6 +46,6 @@ def test_a_tsv_runs_through_illusion_agent(tmp_path, monkeypatch):
     assert illusion_agent(["run", "--dataset", str(path), "--images-root", str(tmp_path / "img"), "--out",
                            str(out), "--backend", "function", "--no-progress",
                            "--model", "scripted_answers:always_b"]) == 0
-    records = read_results(out)
+    records = written(out)
     assert {k: r["correct"] for k, r in records.items()} == {"0": False, "1": True, "2": False, "3": True}
     assert records["1"]["answer_type"] == "choice:2"

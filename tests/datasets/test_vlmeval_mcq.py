@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runlines import results
 from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import decided_by
 from trompe_agents.datasets.vlmeval_match import Inferred, exact_matching, infer, vlmeval_yes_no
@@ -77,12 +78,12 @@ def test_blink_vlmevalkit_is_overall_over_items_and_differs_from_the_others():
     records = [blink("Relative_Depth", "B", "Point B is closer.", 0),
                blink("Relative_Depth", "B", "b", 1), blink("Relative_Depth", "A", "a", 2),
                blink("Jigsaw", "A", None, 3)]  # no raw reply: the agent's answer rendered "(A)"
-    metrics = benchmark_metrics("blink", records, "vlmevalkit")
+    metrics = benchmark_metrics("blink", results(records), "vlmevalkit")
     # report_acc l.89-90: Overall = np.mean(hit) over every item; l.92-99 one column per category
     assert metrics.headline == {"Overall": pytest.approx(2 / 4)} and metrics.scorer == "vlmevalkit"
     assert metrics.groups == [("Jigsaw", 1.0, 1), ("Relative_Depth", pytest.approx(1 / 3), 3)]
     # lmms-eval _extract_answer_letter reads "b" and "a" as letters (and "Point B" as P)
-    assert benchmark_metrics("blink", records, "lmms-eval").headline["accuracy"] == pytest.approx(3 / 4)
+    assert benchmark_metrics("blink", results(records), "lmms-eval").headline["accuracy"] == pytest.approx(3 / 4)
     assert decided_by("blink", records, "vlmevalkit") == {
         "val_Relative_Depth_0": "option letter", "val_Relative_Depth_1": "no option (exact matching: Z)",
         "val_Relative_Depth_2": "no option (exact matching: Z)", "val_Jigsaw_3": "option letter"}
@@ -95,7 +96,7 @@ def test_vstar_vlmevalkit_reads_the_agents_answer_and_option_texts():
                for i, (cat, gold, text) in enumerate([("direct_attributes", "A", None),
                                                       ("relative_position", "B", "The red car is on the right."),
                                                       ("relative_position", "A", "The car is red.")])]
-    metrics = benchmark_metrics("vstar", records, "vlmevalkit")
+    metrics = benchmark_metrics("vstar", results(records), "vlmevalkit")
     assert metrics.headline == {"Overall": pytest.approx(2 / 3)}  # can_infer_text l.117 reads the second
     assert dict((n, a) for n, a, _ in metrics.groups) == {"direct_attributes": 1.0, "relative_position": 0.5}
 
@@ -156,7 +157,8 @@ def test_the_hallusionbench_yes_no_judge_reads_only_the_unknown_replies(tmp_path
     assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--json", str(tmp_path / "h.json"),
                            "--judge-backend", "function", "--judge-model", "scripted_answers:judge_says_yes"]) == 0
     figures = json.loads((tmp_path / "h.json").read_text())
-    assert figures["metric"]["aAcc"] == 1.0 and figures["counts"]["scored"] == 3
+    # VLMEvalKit scores only the questions shown a figure: 2 of the 3 labelled records
+    assert figures["metric"]["aAcc"] == 1.0 and figures["counts"]["scored"] == 2
     assert figures["decided_by"]["items"] == {"hb1": "judge scripted_answers:judge_says_yes"}
     assert len(scripted_answers.JUDGED) == 1 and "They look equal to me." in scripted_answers.JUDGED[0]
     assert figures["judge"] == "scripted_answers:judge_says_yes" and figures["summary"].endswith("decided 1")

@@ -4,7 +4,7 @@
 import pytest
 
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.trace import read_events
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
@@ -35,7 +35,7 @@ def test_run_report_submit(probe_dir, probes, tmp_path, capsys):
     assert "4 results" in capsys.readouterr().out
     with pytest.raises(SystemExit, match=r"holds another run: task \(1 -> 2\)"):
         main([*args[:4], "2", *args[5:]])
-    records = read_results(out)
+    records = written(out)
     assert len(records) == 4
     first = read_events(out / records[probes[0].id]["trace"])
     assert any(e["event"] == "normalize" for e in first)
@@ -79,8 +79,8 @@ def test_resuming_with_another_dataset_is_refused_and_nothing_is_lost(probe_dir,
                r"dataset\.sha256 .*start a new folder")
     with pytest.raises(SystemExit, match=refused):
         main(["run", "--dataset", str(fewer), *scripted])
-    assert len(read_results(out)) == 2
+    assert len(written(out)) == 2
     with pytest.raises(SystemExit, match="or pass --allow-change dataset to continue it"):  # a larger --limit
         main(["run", "--dataset", str(probe_dir), *scripted])
     assert main(["run", "--dataset", str(probe_dir), "--allow-change", "dataset", *scripted]) == 0
-    assert len(read_results(out)) == 8
+    assert len(written(out)) == 8

@@ -31,7 +31,7 @@ def test_a_blindtest_run_forced_into_task_1_still_scores_each_count_as_a_count(t
     """`--task 1` on BlindTest: its counts of 1 and its yes/no items are each read in their own type, so a model
     giving every gold in the form its item asks for scores 100% (a count of 1 read as "yes" was marked wrong)."""
     from trompe_agents.illusion.cli import main as illusion_agent
-    from trompe_agents.illusion.results import read_results
+    from runlines import written
 
     datasets = Path(__file__).parents[1] / "datasets"
     monkeypatch.syspath_prepend(str(datasets))  # replicas.py (the HF layout) and scripted_answers.py live there
@@ -41,7 +41,7 @@ def test_a_blindtest_run_forced_into_task_1_still_scores_each_count_as_a_count(t
     assert illusion_agent(["run", "--dataset", str(dataset), "--out", str(tmp_path / "run"), "--task", "1",
                            "--images-root", str(tmp_path / "img"), "--backend", "function", "--no-progress",
                            "--model", "scripted_answers:gold_in_requested_format"]) == 0
-    records = read_results(tmp_path / "run").values()
+    records = written(tmp_path / "run").values()
     ones = [r for r in records if r["answer_type"] == "integer" and str(r["label"]) == "1"]
     assert ones and all(r["answer"] == "1" and r["correct"] for r in ones)
     assert all(r["correct"] for r in records) and "Task 1" in capsys.readouterr().err

@@ -22,7 +22,7 @@ async def test_samples_cut_short_by_a_full_disk_are_retried_on_resume(probes, tm
     async with ToolClient.in_process() as tools:
         first = await run_samples(probes[:2], FunctionBackend(disk_full, "scripted"), tools, AgentConfig(task=1),
                                   RunOptions(out=out, progress=False))
-        assert {r["error_kind"] for r in first.values()} == {"disk_full"}
+        assert {r.error_kind for r in first.values()} == {"disk_full"}
         again = await run_samples(probes[:2], FunctionBackend(line_then_yes, "scripted"), tools, AgentConfig(task=1),
                                   RunOptions(out=out, progress=False))
-    assert [again[s.id]["answer"] for s in probes[:2]] == ["yes", "yes"]
+    assert [again[s.id].answer for s in probes[:2]] == ["yes", "yes"]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets.base import Sample
 from trompe_agents.datasets.metrics import benchmark_metrics, summary_line
@@ -99,6 +100,7 @@ def test_a_run_s_records_read_back_latest_first_as_the_run_left_them(tmp_path):
     records = FolderResults(tmp_path, path.stat().st_size)
     with path.open("a", encoding="utf-8") as f:
         f.write('\n{"id": "b", "answer": "later"}\n')
-    assert dict(records) == {"b": lines[1], "a": lines[2]} == dict(records.items())
-    assert list(records.values()) == [lines[1], lines[2]] and len(records) == 2 and records["a"] == lines[2]
-    assert FolderResults(tmp_path)["b"] == {"id": "b", "answer": "later"} and "c" not in records
+    assert as_lines(records) == {"b": lines[1], "a": lines[2]} == as_lines(dict(records.items()))
+    assert [r.to_json() for r in records.values()] == [lines[1], lines[2]] and len(records) == 2
+    assert records["a"].to_json() == lines[2]
+    assert FolderResults(tmp_path)["b"].to_json() == {"id": "b", "answer": "later"} and "c" not in records

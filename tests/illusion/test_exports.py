@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.export import CSV_COLUMNS
 from trompe_agents.illusion.plots import nice_ticks, tick_label
-from trompe_agents.illusion.results import read_results
+from runlines import written
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 SCRIPTED = ["--backend", "function", "--model", "scripted:line_then_yes", "--no-progress"]
@@ -60,7 +60,7 @@ def test_samples_csv_has_the_documented_columns_and_reads_in_a_dataframe_library
     rows = list(csv.DictReader(path.open()))
     assert tuple(rows[0]) == CSV_COLUMNS == ("id", "category", "family", "answer", "gold", "correct", "error_kind",
                                              "rounds", "tools_used", "tokens", "cost")
-    records = read_results(out)
+    records = written(out)
     assert [r["id"] for r in rows] == [s.id for s in probes[:4]]
     for row in rows:
         record = records[row["id"]]

@@ -16,7 +16,7 @@ import pytest
 
 from trompe_agents.failures import ErrorKind
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.records import SampleResult
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
@@ -36,7 +36,7 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     code = main(["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function", "--model",
                  "planted_failures:yes_but_one_fails", "--no-tools", "--no-progress"])
     console = " ".join(capsys.readouterr().out.split())
-    records = list(read_results(out).values())
+    records = list(written(out).values())
     failed = [r for r in records if SampleResult.from_json(r).failed]
     assert [SampleResult.from_json(r).failure for r in failed] == [kind]  # planted as a real run records it
     assert code != 0  # a run with a sample left unanswered does not exit 0
@@ -56,7 +56,7 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     assert (figures["benchmark"]["scored"], figures["benchmark"]["failed"]) == (8, 1)
     # the HTML report (report.index_page, metrics_section)
     assert "answered by main / rescue / failed 7 / 0 / 1" in page and f"failures by kind {kind} 1" in page
-    assert f"({right}/7 labelled)" in page
+    assert f"({right} right of 7 answered and labelled)" in page
     assert "8 labelled samples scored (1 failed runs count as wrong)" in page
     # the per-sample CSV names the kind on the failed sample's row
     assert f",{kind}," in (out / "report" / "samples.csv").read_text()

@@ -15,7 +15,7 @@ import pytest
 from netkit import free_port
 
 from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, main
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.illusion.runner import STOP_AFTER
 from trompe_agents.illusion.stats import rate
 from trompe_agents.testing import FakeVendor, Reply, final
@@ -97,7 +97,7 @@ def test_run_stops_early_on_a_wrong_key_and_retry_errors_redoes_the_failed_sampl
     with FakeVendor("anthropic", [final(ANSWER)]) as fake:
         stopped = run(probe_dir, out, "--backend", "claude", "--model", "fault-auth", "--base-url", fake.base_url)
         err = capsys.readouterr().err
-        failed = read_results(out)
+        failed = written(out)
         assert stopped == EXIT_STOPPED and len(failed) == STOP_AFTER < len(probes)  # the dataset was not burnt
         assert f"the first {STOP_AFTER} samples failed with the same error" in err and "auth" in err
         assert all(r["answer"] is None and r["agent"] is None and r["error_kind"] == "auth" for r in failed.values())
@@ -107,13 +107,13 @@ def test_run_stops_early_on_a_wrong_key_and_retry_errors_redoes_the_failed_sampl
         assert rows[1::2] == ["-1"] * len(probes)  # failed and never-run samples: the "no answer" code
 
         plain = run(probe_dir, out, "--backend", "claude", "--model", "claude-test", "--base-url", fake.base_url)
-        resumed = read_results(out)
+        resumed = written(out)
         assert plain == EXIT_FAILED and all(resumed[i]["error_kind"] == "auth" for i in failed)  # kept as failed
         assert "failed 3 (auth 3)" in capsys.readouterr().out
 
         fixed = run(probe_dir, out, "--backend", "claude", "--model", "claude-test", "--base-url", fake.base_url,
                     "--retry-errors")
-    records = read_results(out)
+    records = written(out)
     assert fixed == EXIT_OK and all(r["answer"] == "yes" and r["agent"] == "main" for r in records.values())
     assert "failed 0" in capsys.readouterr().out
 
@@ -137,7 +137,7 @@ def test_retry_errors_redoes_every_sample_without_a_model_answer_including_old_d
     (out / "results.jsonl").write_text("\n".join([json.dumps(old), *lines[1:]]) + "\n")
     assert run(probe_dir, out, "--backend", "function", "--model", "scripted:line_then_yes",
                "--retry-errors") == EXIT_OK
-    assert all(r["agent"] == "main" and r["answer"] == "yes" for r in read_results(out).values())
+    assert all(r["agent"] == "main" and r["answer"] == "yes" for r in written(out).values())
     line = capsys.readouterr().out.splitlines()[0]
     assert f"answered {len(probes)} (main {len(probes)}, rescue 0), failed 0" in line
     assert "accuracy 50.0% [" in line and "counting failures as wrong" in line
@@ -148,7 +148,7 @@ def test_no_tools_baseline_and_compare_show_the_tool_effect_side_by_side(probe_d
     assert run(probe_dir, with_tools, "--backend", "function", "--model", "scripted:line_then_yes") == EXIT_OK
     assert run(probe_dir, without, "--backend", "function", "--model", "scripted:answers_by_offer",
                "--no-tools") == EXIT_OK
-    events = read_events(without / read_results(without)[probes[0].id]["trace"])
+    events = read_events(without / written(without)[probes[0].id]["trace"])
     start = next(e for e in events if e["event"] == "start")
     assert start["tools"] == [] and json.loads((without / "run.json").read_text())["no_tools"] is True
     capsys.readouterr()

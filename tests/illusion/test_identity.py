@@ -18,7 +18,8 @@ from trompe_agents.datasets.content import sample_digest
 from trompe_agents.illusion.identity import SCORERS, differences
 from trompe_agents.illusion.report import write_report
 from trompe_agents.illusion.submit import write_submission
-from trompe_agents.illusion.results import RESULTS, read_results
+from trompe_agents.illusion.results import RESULTS
+from runlines import written
 from trompe_agents.illusion.runmeta import META, read_meta
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -81,8 +82,8 @@ async def test_the_same_command_resumes_and_lines_carry_content_and_run_key(tmp_
     assert len((out / RESULTS).read_text().splitlines()) == 2
     meta = read_meta(out)
     for sample in samples[:2]:
-        assert records[sample.id]["content"] == sample_digest(sample)
-        assert records[sample.id]["run"] == meta["run_key"]
+        assert records[sample.id].content == sample_digest(sample)
+        assert records[sample.id].run == meta["run_key"]
     fingerprint = meta["fingerprint"]
     assert {"dataset", "task", "answers", "backend", "model", "settings", "prompts", "tools", "router", "scorer",
             "trompe"} <= set(fingerprint)
@@ -111,7 +112,7 @@ async def test_allow_change_never_covers_other_images_under_the_same_ids(tmp_pat
         await run(dataset(tmp_path, colour="black"), out, allow_change=("dataset",))
     assert "2 answered samples have other images, question, options, answer type or label now (s0, s1)" in \
         str(refused.value)
-    assert len(read_results(out)) == 2
+    assert len(written(out)) == 2
 
 
 async def test_another_answer_type_for_the_same_items_is_refused_naming_the_counts(tmp_path):
@@ -139,7 +140,7 @@ async def test_another_probe_seed_is_refused_although_the_families_and_count_mat
     with pytest.raises(ValueError, match=r"holds another run: dataset\.sha256 \(") as refused:
         await run(sets[1], out, allow_change=("dataset",))
     assert "--allow-change" not in str(refused.value)  # another list of samples: no flag makes it harmless
-    assert set(read_results(out)) == {s.id for s in sets[0]}
+    assert set(written(out)) == {s.id for s in sets[0]}
 
 
 def test_allow_change_accepts_only_the_documented_fields(tmp_path):

@@ -28,7 +28,8 @@ from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import Price
 from trompe_agents.backends.ratelimit import RateLimiter
 from trompe_agents.illusion.correctness import is_correct
-from trompe_agents.illusion.results import RESULTS, first_error, read_results
+from trompe_agents.illusion.results import RESULTS, first_error
+from runlines import as_lines, results, written
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.illusion.runner import STOP_AFTER, RunStopped, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -71,7 +72,9 @@ def dataset(tmp_path, n: int = 6, ids: str = "s{}") -> list[Sample]:
 
 async def run(samples, model, tools, out, config=CONFIG, **options):
     options = {"concurrency": 1, "progress": False, **options}
-    return await run_samples(samples, FunctionBackend(model, "scripted"), tools, config, RunOptions(out=out, **options))
+    records = await run_samples(samples, FunctionBackend(model, "scripted"), tools, config,
+                                RunOptions(out=out, **options))
+    return as_lines(records)
 
 
 def lines(out) -> list[dict]:
@@ -96,7 +99,7 @@ async def test_plain_resume_keeps_answers_and_failures_and_retry_errors_redoes_o
     assert fixed.asked == ["s1", "s4"]  # only the failed samples, not the answered ones
     assert all(r["answer"] == "yes" and r["error"] is None for r in redone.values())
     assert [r["id"] for r in lines(out)] == [s.id for s in samples] + ["s1", "s4"]  # appended, never rewritten
-    assert read_results(out) == redone
+    assert written(out) == redone
     invocations = read_meta(out)["invocations"]
     assert [(i["samples"], i["todo"]) for i in invocations] == [(6, 6), (6, 0), (6, 2)]
 
@@ -203,9 +206,10 @@ async def test_each_record_is_written_readable_and_handed_on_as_it_finishes(tmp_
     del samples[2].metadata["index"]  # a dataset without its own numbering: the id stands in
     seen = []
     async with ToolClient.in_process() as tools:
-        records = await run_samples(samples, FunctionBackend(Model(), "scripted"), tools, CONFIG,
-                                    RunOptions(out=out, concurrency=1, progress=False), on_result=seen.append)
-    assert [r["id"] for r in seen] == ["set/0", "set/1", "set/2"] and seen == list(records.values())
+        records = as_lines(await run_samples(samples, FunctionBackend(Model(), "scripted"), tools, CONFIG,
+                                    RunOptions(out=out, concurrency=1, progress=False), on_result=seen.append))
+    assert [r.id for r in seen] == ["set/0", "set/1", "set/2"]
+    assert [r.to_json() for r in seen] == list(records.values())
     assert records["set/1"]["trace"] == "traces/set_1" and (out / "traces" / "set_1").is_dir()
     assert records["set/2"]["index"] == "set/2" and read_meta(out)["order"][2] == ["set/2", "set/2"]
     assert "épaisse" in (out / RESULTS).read_text(encoding="utf-8")  # UTF-8 as written, not \u escapes
@@ -230,8 +234,8 @@ async def test_a_rate_limited_run_still_sends_the_vendor_the_answer_schema(tmp_p
         backend = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
                                                           api_key="k"))
         async with ToolClient.in_process() as tools:
-            records = await run_samples(dataset(tmp_path, 2), backend, tools, CONFIG,
-                                        RunOptions(out=tmp_path / "run", rate_limit=60000, progress=False))
+            records = as_lines(await run_samples(dataset(tmp_path, 2), backend, tools, CONFIG,
+                                        RunOptions(out=tmp_path / "run", rate_limit=60000, progress=False)))
     assert [r["answer"] for r in records.values()] == ["no", "no"] and len(vendor.requests) == 2
     for body in vendor.bodies:  # the answer schema, a keyword argument, got through the rate limiter
         assert body["generationConfig"]["responseJsonSchema"]["properties"]["answer"]["enum"] == ["yes", "no"]
@@ -318,7 +322,7 @@ async def test_when_both_agents_fail_the_record_keeps_both_errors_and_the_last_k
     assert record["error"] == ("main: no final answer after 1 rounds; rescue: BackendError: vendor at http://x: m: "
                                "overloaded: 529 overloaded_error: Overloaded")
     assert (record["error_kind"], record["answer"], record["agent"]) == ("overloaded", None, None)
-    assert first_error(record) == "no final answer after 1 rounds"
+    assert first_error(record["error"]) == "no final answer after 1 rounds"
 
 
 def test_bad_run_options_are_one_line_errors_naming_the_option():
@@ -346,12 +350,13 @@ def test_answers_are_scored_against_labels_as_the_datasets_write_them(answer, la
 
 def test_the_progress_bar_shows_accuracy_failures_tokens_and_cost():
     usage = {"input_tokens": 1000, "output_tokens": 200}
-    tally = Tally([{"answer": "yes", "agent": "main", "correct": True, "usage": usage, "cost": 0.25},
+    tally = Tally(results([{"answer": "yes", "agent": "main", "correct": True, "usage": usage, "cost": 0.25},
                    {"answer": "no", "agent": "main", "correct": False, "usage": usage, "cost": 0.5},
                    {"answer": None, "agent": None, "correct": None, "usage": {}, "cost": 0.0},
-                   {"answer": None, "agent": None, "correct": None, "usage": {}, "cost": None}])
+                   {"answer": None, "agent": None, "correct": None, "usage": {}, "cost": None}]))
     assert tally.postfix() == {"acc": "50.0%", "fail": "2", "tok": "2,400", "cost": "$0.7500"}
-    tally.add({"answer": "yes", "agent": "main", "correct": None, "usage": usage, "cost": None})  # no price
+    unpriced = {"answer": "yes", "agent": "main", "correct": None, "usage": usage, "cost": None}  # no price
+    tally.add(results([unpriced])[0])
     assert tally.postfix() == {"acc": "50.0%", "fail": "2", "tok": "3,600", "cost": "?"}
     assert Tally([]).postfix() == {"acc": "-", "fail": "0", "tok": "0", "cost": "$0.0000"}
 
@@ -371,7 +376,7 @@ async def test_submission_in_dataset_order_with_minus_one_for_failures_and_model
         await run(samples, Model(fail={"s3": "server"}), tools, out, config=latest, limit=4, concurrency=3)
         await run(samples, Model(answer="no"), tools, out, config=latest, limit=1, allow_change=("dataset",))
     with (out / RESULTS).open("a") as results:  # an older run's invented default is no answer either
-        results.write(json.dumps({**read_results(out)["s2"], "answer": "no", "agent": "default"}) + "\n")
+        results.write(json.dumps({**written(out)["s2"], "answer": "no", "agent": "default"}) + "\n")
     path = write_submission(out)
     assert path == out / "submission_datacv_task1.txt"
     assert path.read_text() == "100 1\n101 1\n102 -1\n103 -1\n104 -1\n"  # s4 was never run
@@ -389,16 +394,16 @@ async def test_submission_in_dataset_order_with_minus_one_for_failures_and_model
 
 
 def test_a_failure_is_summed_up_by_its_first_error_without_prefixes():
-    assert first_error({"error": "main: BackendError: claude at u: m: auth: 401; rescue: BackendError: x"}) == \
+    assert first_error("main: BackendError: claude at u: m: auth: 401; rescue: BackendError: x") == \
         "claude at u: m: auth: 401"
-    assert first_error({"error": "rescue: QuotaExhausted: gemini at u: m: quota: 429"}) == "gemini at u: m: quota: 429"
-    assert first_error({"error": "main: a; b; rescue: c"}) == "a; b" and first_error({"error": None}) == ""
+    assert first_error("rescue: QuotaExhausted: gemini at u: m: quota: 429") == "gemini at u: m: quota: 429"
+    assert first_error("main: a; b; rescue: c") == "a; b" and first_error(None) == ""
 
 
 def test_results_skip_a_line_that_is_not_json_and_keep_the_latest_record_per_sample(tmp_path):
     (tmp_path / RESULTS).write_text('{"id": "a", "answer": "no"}\n{"id": "b", "ans\n{"id": "a", "answer": "yes"}\n')
-    assert read_results(tmp_path) == {"a": {"id": "a", "answer": "yes"}}
-    assert read_results(tmp_path / "nothing") == {} and read_meta(tmp_path / "nothing") == {}
+    assert written(tmp_path) == {"a": {"id": "a", "answer": "yes"}}
+    assert written(tmp_path / "nothing") == {} and read_meta(tmp_path / "nothing") == {}
 
 
 def test_a_submission_from_a_bare_run_folder_falls_back_to_ids_and_file_order(tmp_path):

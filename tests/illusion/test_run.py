@@ -18,7 +18,7 @@ from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import PRICES
 from trompe_agents.backends.ratelimit import RateLimiter
-from trompe_agents.illusion.results import read_results
+from runlines import as_lines, written
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -45,10 +45,10 @@ async def test_probe_run_through_fake_gemini_traces_images_and_scores(probes, tm
         backend = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
                                                           api_key="test", max_retries=0))
         async with ToolClient.in_process() as tools:
-            records = await run_samples(probes, backend, tools, AgentConfig(task=1, router="regex"),
-                                        RunOptions(out=out, concurrency=4, progress=False))
+            records = as_lines(await run_samples(probes, backend, tools, AgentConfig(task=1, router="regex"),
+                                        RunOptions(out=out, concurrency=4, progress=False)))
     assert len(vendor.requests) == 2 * len(probes)
-    assert len(records) == len(probes) == len(read_results(out))
+    assert len(records) == len(probes) == len(written(out))
     for sample in probes:
         record = records[sample.id]
         assert record["answer"] == "yes" and record["agent"] == "main"
@@ -77,8 +77,8 @@ async def test_per_sample_errors_are_recorded_and_the_run_goes_on(probes, tmp_pa
     probes[2].images = [tmp_path / "vanished.png"]
     out = tmp_path / "run"
     async with ToolClient.in_process() as tools:
-        records = await run_samples(probes[:4], FunctionBackend(line_then_yes), tools, AgentConfig(task=1),
-                                    RunOptions(out=out, concurrency=2, progress=False))
+        records = as_lines(await run_samples(probes[:4], FunctionBackend(line_then_yes), tools, AgentConfig(task=1),
+                                    RunOptions(out=out, concurrency=2, progress=False)))
     assert len(records) == 4
     broken = records[probes[2].id]
     assert broken["answer"] is None and "vanished.png" in broken["error"] and broken["error_kind"] == "run"
@@ -143,9 +143,9 @@ async def test_concurrency_bounds_samples_in_flight(probes, tmp_path):
         await run_samples(probes, FunctionBackend(tracked), tools, AgentConfig(task=1, router="regex"),
                           RunOptions(out=tmp_path / "a", concurrency=3, progress=False))
         assert peak == 3
-        records = await run_samples(probes[:3], FunctionBackend(tracked), tools,
+        records = as_lines(await run_samples(probes[:3], FunctionBackend(tracked), tools,
                                     AgentConfig(task=1, router="regex"),
-                                    RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False))
+                                    RunOptions(out=tmp_path / "b", concurrency=3, rate_limit=1200, progress=False)))
     assert all(r["answer"] == "yes" for r in records.values()) and len(records) == 3
     assert json.loads((tmp_path / "b" / "run.json").read_text())["invocations"][0]["rate_limit"] == 1200
 
@@ -180,8 +180,8 @@ async def test_every_vendor_runs_the_agent_and_sends_the_answer_schema(probes, t
             backend = create_backend(backend_name, BackendOptions(model="m", base_url=vendor.base_url,
                                                                   api_key="test", max_retries=0))
             async with ToolClient.in_process() as tools:
-                records = await run_samples(probes[:2], backend, tools, AgentConfig(task=1),
-                                            RunOptions(out=tmp_path / backend_name, progress=False))
+                records = as_lines(await run_samples(probes[:2], backend, tools, AgentConfig(task=1),
+                                            RunOptions(out=tmp_path / backend_name, progress=False)))
         assert [r["answer"] for r in records.values()] == ["no", "no"], backend_name
         assert all(r["tool_calls"] == ["draw_line"] and r["agent"] == "main" for r in records.values())
         sent = json.dumps(vendor.bodies)
@@ -195,12 +195,12 @@ async def test_recorded_run_replays_offline_with_the_same_results(probes, tmp_pa
         recorder = create_backend("gemini", BackendOptions(model="gemini-3-flash-preview", base_url=vendor.base_url,
                                                            api_key="test", max_retries=0, record=str(cassette)))
         async with ToolClient.in_process() as tools:
-            live = await run_samples(probes[:3], recorder, tools, AgentConfig(task=1),
-                                     RunOptions(out=tmp_path / "live", concurrency=3, progress=False))
+            live = as_lines(await run_samples(probes[:3], recorder, tools, AgentConfig(task=1),
+                                     RunOptions(out=tmp_path / "live", concurrency=3, progress=False)))
     replay = create_backend("replay", BackendOptions(model=str(cassette)))  # the vendor is gone now
     async with ToolClient.in_process() as tools:
-        again = await run_samples(probes[:3], replay, tools, AgentConfig(task=1),
-                                  RunOptions(out=tmp_path / "replay", concurrency=1, progress=False))
+        again = as_lines(await run_samples(probes[:3], replay, tools, AgentConfig(task=1),
+                                  RunOptions(out=tmp_path / "replay", concurrency=1, progress=False)))
     keep = ("answer", "agent", "tool_calls", "rounds", "correct")
     assert {i: {k: r[k] for k in keep} for i, r in again.items()} == \
         {i: {k: r[k] for k in keep} for i, r in live.items()}

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runlines import results
 from trompe_agents.illusion.stats import illusion_consistent, rate, summary, wilson
 
 
@@ -30,11 +31,14 @@ def test_known_values_and_bad_counts():
 
 
 def test_illusion_consistency_does_not_depend_on_question_polarity():
-    fooled_genuine = {"counterfactual": False, "correct": False}
-    reads_counterfactual = {"counterfactual": True, "correct": True}
-    assert illusion_consistent(fooled_genuine) is True and illusion_consistent(reads_counterfactual) is True
-    assert illusion_consistent({"counterfactual": False, "correct": True}) is False
-    assert illusion_consistent({"counterfactual": True, "correct": None}) is None  # a failure is not counted
+    def consistent(counterfactual, correct, answered=True):
+        line = {"counterfactual": counterfactual, "correct": correct, "label": "yes"}
+        return illusion_consistent(results([{**line, "answer": "yes", "agent": "main"} if answered else line])[0])
+
+    assert consistent(False, False) is True and consistent(True, True) is True  # fooled, and reads the real effect
+    assert consistent(False, True) is False
+    assert consistent(True, None, answered=False) is None  # a failure is not counted
+    assert consistent(True, True, answered=False) is None  # nor an old run's invented answer marked right
 
 
 def test_summary_counts_failures_and_puts_both_accuracies_side_by_side():
@@ -42,6 +46,6 @@ def test_summary_counts_failures_and_puts_both_accuracies_side_by_side():
             + [{"answer": "no", "agent": "rescue", "label": "yes", "correct": False}]
             + [{"answer": None, "agent": None, "label": "no", "correct": None, "error_kind": "rate_limit"}] * 2
             + [{"answer": "no", "agent": "default", "label": "no", "correct": True}])  # an old invented answer
-    line = summary(rows)
+    line = summary(results(rows))
     assert line.startswith("7 results: answered 4 (main 3, rescue 1), failed 3 (rate_limit 2, no_answer 1)")
     assert f"accuracy {rate(3, 4)} over 4 answered, {rate(3, 7)} counting failures as wrong" in line

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.results import read_results
+from runlines import written
 
 HERE = Path(__file__).parent
 
@@ -29,7 +29,7 @@ def run_dir(probe_dir, tmp_path, capsys):
 def test_text_shows_every_sample_with_its_tool_calls_arguments_and_image_ids(run_dir, capsys):
     assert main(["trace", "show", str(run_dir)]) == 0
     text = capsys.readouterr().out
-    samples = sorted(read_results(run_dir))
+    samples = sorted(written(run_dir))
     assert [f"=== sample {s} ===" in text for s in samples] == [True, True]
     assert text.count("-> draw_line({") == 2, text
     assert re.search(r"TOOL_RESULT draw_line\s+\[images: img_001\]", text), text
@@ -37,10 +37,10 @@ def test_text_shows_every_sample_with_its_tool_calls_arguments_and_image_ids(run
 
 
 def test_one_sample_of_a_run_and_a_sample_folder_show_the_same_trace(run_dir, capsys):
-    sample = sorted(read_results(run_dir))[1]
+    sample = sorted(written(run_dir))[1]
     assert main(["trace", "show", str(run_dir), "--sample", sample]) == 0
     by_name = capsys.readouterr().out
-    assert main(["trace", "show", str(run_dir / read_results(run_dir)[sample]["trace"] / "trace.jsonl")]) == 0
+    assert main(["trace", "show", str(run_dir / written(run_dir)[sample]["trace"] / "trace.jsonl")]) == 0
     assert capsys.readouterr().out == by_name
     assert "=== sample" not in by_name and "draw_line" in by_name
 

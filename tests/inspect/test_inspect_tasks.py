@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from inspect_scripts import trompe_script
 
+from runlines import as_lines, results
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets.load import load_dataset, resolve_task
 from trompe_agents.datasets.metrics import benchmark_metrics
@@ -58,8 +59,9 @@ async def trompe_run(args: dict, out: Path, **config) -> dict[str, dict]:
     samples = list(dataset)
     task = resolve_task(None, dataset.format, samples, Path(args["dataset"]))
     async with ToolClient.in_process() as tools:
-        return await run_samples(samples, FunctionBackend(trompe_script), tools, AgentConfig(task=task, **config),
-                                 RunOptions(out=out, progress=False, meta={"format": dataset.format}))
+        return as_lines(await run_samples(samples, FunctionBackend(trompe_script), tools,
+                                          AgentConfig(task=task, **config),
+                                          RunOptions(out=out, progress=False, meta={"format": dataset.format})))
 
 
 def inspect_records(log) -> dict[str, dict]:
@@ -88,7 +90,7 @@ async def test_task_scores_equal_illusion_agent_run(name, tmp_path, mock_model):
     labelled = [r for r in ours.values() if r["label"] is not None]
     assert values["accuracy"] == pytest.approx(sum(bool(r["correct"]) for r in labelled) / len(labelled))
     for scorer in scorers_for(fmt):
-        expected = benchmark_metrics(fmt, ours.values(), scorer)
+        expected = benchmark_metrics(fmt, results(ours.values()), scorer)
         prefix = "" if scorer == OFFICIAL else f"{scorer} "
         for headline, value in expected.headline.items():
             if headline != "accuracy":

@@ -28,10 +28,15 @@ class Metrics:
     rule: str
     headline: dict[str, float] = field(default_factory=dict)
     groups: list[tuple[str, float, int]] = field(default_factory=list)  # name, accuracy, samples
-    scored: int = 0
-    unscored: int = 0
-    failed: int = 0
+    scored: int = 0  # the labelled samples the scorer read (a harness may read a subset: HallusionBench's image split)
+    unscored: int = 0  # samples without a label, never scored
+    failed: int = 0  # of the scored samples, those no model answered (each a wrong reply)
     scorer: str = OFFICIAL  # the harness whose numbers these are (scorers.registered_scorers)
+
+    @property
+    def right(self) -> int:
+        """Right replies over the groups' samples (accuracy times samples, summed)."""
+        return round(sum(accuracy * n for _, accuracy, n in self.groups))
 
     def as_dict(self) -> dict[str, Any]:
         return {"scorer": self.scorer, "rule": self.rule, "headline": self.headline, "scored": self.scored,
@@ -67,35 +72,40 @@ def per_group(groups: dict[str, list[int]], rule: str, mean_name: str) -> Metric
     return metrics
 
 
-def benchmark_metrics(fmt: str | None, records: Iterable[dict[str, Any]], scorer: str = OFFICIAL) -> Metrics:
+def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: str = OFFICIAL) -> Metrics:
     """The named scorer's numbers over the labelled records; unlabelled and failed ones are counted.
 
     The records are read once as they come (a run's summary streams them from results.jsonl): a set without a
-    harness scorer keeps only counts per category, a harness scorer the labelled records less UNSCORED_FIELDS."""
+    harness scorer keeps only counts per category, a harness scorer the labelled records less UNSCORED_FIELDS.
+    `scored` and `failed` count the records the scorer read (all labelled ones unless its Score names fewer)."""
     check(fmt, scorer)
     harness = fmt in registered_scorers()
     labelled: list[dict[str, Any]] = []
+    failures: set[str] = set()
     groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    scored = unscored = failed = 0
+    unscored = 0
     for record in records:
-        if record.get("label") is None:
+        if not record.labelled:
             unscored += 1
             continue
-        scored += 1
-        result = SampleResult.from_json(record)
-        failed += result.failed
+        if record.failed:
+            failures.add(record.id)
         if harness:
-            labelled.append({k: v for k, v in record.items() if k not in UNSCORED_FIELDS})
+            labelled.append({k: v for k, v in record.to_json().items() if k not in UNSCORED_FIELDS})
         else:
-            counts = groups[str(record.get("category") or "-")]
-            counts[0] += result.right
+            counts = groups[str(record.category or "-")]
+            counts[0] += record.right
             counts[1] += 1
     if harness:
         found = score(fmt, labelled, scorer)
         metrics = Metrics(found.rule, found.headline, found.groups, scorer=found.scorer)
+        read = {str(r["id"]) for r in labelled} if found.scored_ids is None else found.scored_ids
     else:
         metrics = per_group(groups, RULES.get(fmt or "", "accuracy per category"), "mean over categories")
-    metrics.scored, metrics.unscored, metrics.failed = scored, unscored, failed
+        read = None
+    metrics.unscored = unscored
+    metrics.scored = sum(n for _, n in groups.values()) if read is None else len(read)
+    metrics.failed = len(failures) if read is None else len(failures & read)
     return metrics
 
 

@@ -40,6 +40,7 @@ class Score:
     rule: str
     headline: dict[str, float] = field(default_factory=dict)
     groups: list[tuple[str, float, int]] = field(default_factory=list)
+    scored_ids: frozenset[str] | None = None  # the records it read, where it reads fewer than it was given
 
 
 # ---------------------------------------------------------------- replies and keys
@@ -266,7 +267,8 @@ def _hallusion(records: list[Record], scorer: str, rule: str) -> Score:
     return Score(scorer, rule, {
         "aAcc": sum(right.values()) / len(right) if right else 0.0,
         "qAcc": _all_right(records, pair, right),
-        "fAcc": _all_right([r for r in records if not _no_figure(r)], figure, right)}, _per_group(by_sub))
+        "fAcc": _all_right([r for r in records if not _no_figure(r)], figure, right)}, _per_group(by_sub),
+        frozenset(str(r["id"]) for r in records))
 
 
 def hallusionbench_official(records: list[Record]) -> Score:
@@ -311,7 +313,7 @@ def hallusionbench_vlmevalkit(records: list[Record]) -> Score:
     return Score("vlmevalkit", "VLMEvalKit Hallusion_rating (exact matching): aAcc, fAcc, qAcc", {
         "aAcc": sum(right.values()) / len(right) if right else 0.0,
         "fAcc": _all_right(records, figure, right), "qAcc": _all_right(records, question, right)},
-        _per_group(by_sub))
+        _per_group(by_sub), frozenset(str(r["id"]) for r in records))
 
 
 # ---------------------------------------------------------------- multiple choice: BLINK, IllusionVQA, V*

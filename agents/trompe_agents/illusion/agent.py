@@ -108,6 +108,7 @@ class Outcome:
     unknown: list[str] = field(default_factory=list)  # ... of tools never offered
     empty_replies: int = 0
     roles: dict[str, Usage] = field(default_factory=dict)  # usage per role that ran: router, main, rescue
+    reply: str | None = None  # what the model wrote last when no answer was read from it (harness scorers read it)
 
 
 def compose_question(question: str, choices: list[str] | None, hint: str) -> str:
@@ -205,11 +206,14 @@ class IllusionAgent:
                  trace_dir: Path | None, seconds: float) -> Outcome:
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         answered = next(((name, r) for name, r in results.items() if _answered(r)), None)
-        agent, answer, reasons, kind = None, None, "", None
+        agent, answer, reasons, kind, reply = None, None, "", None, None
         if answered:
             agent, answer, reasons = answered[0], answered[1].answer["answer"], answered[1].answer["reasons"]
         else:
-            kind = list(results.values())[-1].error_kind or ErrorKind.NO_ANSWER  # the last agent's reason
+            last = list(results.values())[-1]
+            kind = last.error_kind or ErrorKind.NO_ANSWER  # the last agent's reason
+            # the text it was refused for, kept for the harness scorers (one past the size cap is not kept)
+            reply = last.text if last.text.strip() and kind is not ErrorKind.REPLY_TOO_LONG else None
         usage = sum((r.usage for r in results.values()), Usage())
         stops = {name: r.stop for name, r in results.items()}
         if trace:
@@ -219,7 +223,7 @@ class IllusionAgent:
         return Outcome(answer, reasons, agent, routed, sum(r.rounds for r in every), usage,
                        [c for r in every for c in r.tool_calls], stops, errors, trace_dir, seconds, kind,
                        [c for r in every for c in r.refused], [c for r in every for c in r.unknown],
-                       sum(r.empty_replies for r in every))
+                       sum(r.empty_replies for r in every), reply=reply)
 
 
 def _answered(result: AgentResult) -> bool:

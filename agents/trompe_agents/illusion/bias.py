@@ -9,30 +9,30 @@ from __future__ import annotations
 
 from collections import defaultdict
 from html import escape
-from typing import Any
 
+from ..records import SampleResult
 from .plots import Point, Series, xy_chart
 from .stats import illusion_consistent, rate, wilson
 
 GENUINE, COUNTERFACTUAL = "#b3261e", "#4a7bd0"
 
 
-def consistency(records: list[dict[str, Any]]) -> tuple[int, int]:
+def consistency(records: list[SampleResult]) -> tuple[int, int]:
     """(illusion-consistent, counted) over the records where it is defined."""
     flags = [f for f in map(illusion_consistent, records) if f is not None]
     return sum(flags), len(flags)
 
 
-def by_family(records: list[dict[str, Any]]) -> dict[str, dict[bool, list[dict[str, Any]]]]:
+def by_family(records: list[SampleResult]) -> dict[str, dict[bool, list[SampleResult]]]:
     """family -> counterfactual? -> records, for probe records with an answer and a label."""
-    families: dict[str, dict[bool, list[dict[str, Any]]]] = defaultdict(lambda: {False: [], True: []})
+    families: dict[str, dict[bool, list[SampleResult]]] = defaultdict(lambda: {False: [], True: []})
     for r in records:
-        if r.get("family") and illusion_consistent(r) is not None:
-            families[r["family"]][bool(r["counterfactual"])].append(r)
+        if r.family and illusion_consistent(r) is not None:
+            families[r.family][bool(r.counterfactual)].append(r)
     return dict(sorted(families.items()))
 
 
-def bias_table(records: list[dict[str, Any]]) -> str:
+def bias_table(records: list[SampleResult]) -> str:
     """Per family: illusion-consistent rate on genuine and on counterfactual probes, with 95% intervals."""
     families = by_family(records)
     if not families:
@@ -43,26 +43,26 @@ def bias_table(records: list[dict[str, Any]]) -> str:
                         f"<span class='muted'>n={len(split[cf])}</span></td>" for cf in (False, True))
         rows.append(f"<tr data-family='{escape(family)}'><td>{escape(family)}</td>{cells}</tr>")
     everything = [r for split in families.values() for group in split.values() for r in group]
-    total = "".join(f"<td>{rate(*consistency([r for r in everything if bool(r['counterfactual']) == cf]))}</td>"
+    total = "".join(f"<td>{rate(*consistency([r for r in everything if bool(r.counterfactual) == cf]))}</td>"
                     for cf in (False, True))
     return ("<table class='bias'><tr><th>family</th><th>genuine: illusion-consistent</th>"
             "<th>counterfactual: illusion-consistent</th></tr>" + "".join(rows)
             + f"<tr><th>all</th>{total}</tr></table>")
 
 
-def _share(records: list[dict[str, Any]]) -> str:
+def _share(records: list[SampleResult]) -> str:
     hits, total = consistency(records)
     return f"{hits / total:.6g}" if total else ""
 
 
-def psychometric_svg(family: str, split: dict[bool, list[dict[str, Any]]]) -> str:
+def psychometric_svg(family: str, split: dict[bool, list[SampleResult]]) -> str:
     """Illusion-consistent answer rate vs the effect strength drawn for real (genuine at 0), with 95% Wilson
     bars: titled axes, tick values and a legend (plots.py)."""
     series = []
     for cf, (name, colour) in ((False, ("genuine", GENUINE)), (True, ("counterfactual", COUNTERFACTUAL))):
-        levels: dict[float, list[dict[str, Any]]] = defaultdict(list)
+        levels: dict[float, list[SampleResult]] = defaultdict(list)
         for r in split.get(cf, []):
-            levels[0.0 if not cf else float(r.get("magnitude") or 0)].append(r)
+            levels[0.0 if not cf else float(r.magnitude or 0)].append(r)
         points = []
         for m in sorted(levels):
             hits, n = consistency(levels[m])
@@ -77,7 +77,7 @@ def psychometric_svg(family: str, split: dict[bool, list[dict[str, Any]]]) -> st
                     "genuine illusion)", y_title="illusion-consistent answers (%)")
 
 
-def bias_section(records: list[dict[str, Any]]) -> str:
+def bias_section(records: list[SampleResult]) -> str:
     """The table and one psychometric plot per family."""
     families = by_family(records)
     plots = "".join(f"<figure style='display:inline-block;margin:0 12px 12px 0'>{psychometric_svg(f, split)}"

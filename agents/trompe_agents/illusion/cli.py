@@ -257,7 +257,7 @@ async def ask(args: argparse.Namespace) -> int:
     if outcome.answer is None:  # never a made-up answer: one line naming what failed, and a non-zero status
         from .results import first_error
 
-        why = first_error({"error": "; ".join(outcome.errors)}) or outcome.error_kind
+        why = first_error("; ".join(outcome.errors)) or outcome.error_kind
         print(f"{PROG} ask: no answer ({outcome.error_kind}): {why}", file=sys.stderr)
         print(f"trace: {trace / 'trace.jsonl'}", file=sys.stderr)
         return EXIT_FAILED
@@ -278,7 +278,7 @@ async def run(args: argparse.Namespace) -> int:
     from .runmeta import amend_meta
     from .runner import RunStopped, run_samples
     from .runoptions import RunOptions
-    from .stats import has_answer, summary
+    from .stats import summary
 
     dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
                            split=args.split, stream=True)  # a probe set is read again as it runs, never held whole
@@ -320,7 +320,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"next: {PROG} report {args.out}")
     if others := scorers_for(dataset.format)[1:]:
         print(f"other harnesses' numbers: {PROG} score {args.out} --scorer {'|'.join(others)}")
-    if not all(has_answer(r) for r in records.values()):
+    if any(r.failed for r in records.values()):
         print("some samples have no answer; rerun with --retry-errors to redo them", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK

@@ -18,7 +18,7 @@ from typing import Any
 
 from trompe_server.version import __version__
 
-from ..records import SampleResult
+from ..records import Accuracy, SampleResult, accuracy
 from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
@@ -27,11 +27,7 @@ from .plots import Point, paired_bars, write_chart
 from .report import page, sample_file
 from .results import read_results
 from .runmeta import read_meta
-from .stats import has_answer, mcnemar_exact, paired_difference, rate, wilson
-
-
-def scored(record: dict[str, Any]) -> bool:
-    return SampleResult.from_json(record).scored
+from .stats import mcnemar_exact, paired_difference, rate, wilson
 
 
 @dataclass
@@ -58,8 +54,8 @@ class Row:
     def to_json(self) -> dict[str, Any]:
         diff = self.difference()
         return {"grouping": self.grouping, "group": self.group,
-                "a": {**proportion(*self.a[:2]), "failed": self.a[2]},
-                "b": {**proportion(*self.b[:2]), "failed": self.b[2]},
+                "a": {**proportion(Accuracy(*self.a[:2])), "failed": self.a[2]},
+                "b": {**proportion(Accuracy(*self.b[:2])), "failed": self.b[2]},
                 "paired": {"pairs": sum(self.table), "both_right": self.table[0], "a_only": self.table[1],
                            "b_only": self.table[2], "neither": self.table[3],
                            "b_minus_a": diff[0] if diff else None, "ci95": list(diff[1:]) if diff else None}}
@@ -75,7 +71,7 @@ class Comparison:
     mismatched: list[str] = field(default_factory=list)  # ids in both runs whose samples differ: not paired
     unverified: int = 0  # pairs joined on id alone (lines written before content hashes)
     settings: list[str] = field(default_factory=list)  # what differs between the runs' fingerprints
-    records: tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]] = ({}, {})
+    records: tuple[dict[str, SampleResult], dict[str, SampleResult]] = ({}, {})
 
     @property
     def names(self) -> tuple[str, str]:
@@ -118,7 +114,8 @@ class Comparison:
         found = []
         for run, records in zip(self.runs, self.records):
             report = run / "report" / sample_file(sample_id)
-            trace = run / str((records.get(sample_id) or {}).get("trace") or f"traces/{SAFE_NAME.sub('_', sample_id)}")
+            found_trace = records[sample_id].trace if sample_id in records else None
+            trace = run / (found_trace or f"traces/{SAFE_NAME.sub('_', sample_id)}")
             target = report if report.exists() else trace / "trace.jsonl"
             found.append(os.path.relpath(target, html.parent) if target.exists() else None)
         return found[0], found[1]
@@ -169,23 +166,24 @@ class Comparison:
                 "unverified_pairs": self.unverified, "groups": [row.to_json() for row in self.rows], "flips": flips}
 
 
-def outcome(record: dict[str, Any] | None) -> str:
+def outcome(record: SampleResult | None) -> str:
     """'right', 'wrong', 'answered' (no label), 'failed (kind)' or 'not run'."""
     if record is None:
         return "not run"
-    if not has_answer(record):
-        return f"failed ({SampleResult.from_json(record).failure})"
-    return {True: "right", False: "wrong"}.get(record.get("correct"), "answered")
+    if record.failed:
+        return f"failed ({record.failure})"
+    return ("right" if record.right else "wrong") if record.scored else "answered"
 
 
-def tally(records: list[dict[str, Any]]) -> tuple[int, int, int]:
-    done = [r for r in records if scored(r)]
-    return sum(bool(r["correct"]) for r in done), len(done), sum(not has_answer(r) for r in records)
+def tally(records: list[SampleResult]) -> tuple[int, int, int]:
+    """(right, scored, failed): records.accuracy over answered samples, failures counted apart."""
+    found = accuracy(records)
+    return found.right, found.counted, sum(r.failed for r in records)
 
 
-def paired_table(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[int, int, int, int]:
+def paired_table(pairs: list[tuple[SampleResult, SampleResult]]) -> tuple[int, int, int, int]:
     """(right in both, A only, B only, neither) over the pairs scored in both runs."""
-    both = [(bool(a["correct"]), bool(b["correct"])) for a, b in pairs if scored(a) and scored(b)]
+    both = [(a.right, b.right) for a, b in pairs if a.scored and b.scored]
     return (sum(a and b for a, b in both), sum(a and not b for a, b in both),
             sum(b and not a for a, b in both), sum(not a and not b for a, b in both))
 
@@ -198,12 +196,12 @@ def compare_runs(run_a: Path, run_b: Path) -> Comparison:
         if not meta:
             raise ValueError(f"{run}: no run.json; is this a run directory?")
         metas.append(meta)
-        results.append(dict(sorted(read_results(run).items(), key=lambda item: item[1].get("position", 0))))
+        results.append(dict(sorted(read_results(run).items(), key=lambda item: item[1].position)))
         one_run(run, list(results[-1].values()))
     a, b = results
     shared = [i for i in a if i in b]
-    known = [i for i in shared if a[i].get("content") and b[i].get("content")]
-    mismatched = [i for i in known if a[i]["content"] != b[i]["content"]]
+    known = [i for i in shared if a[i].content and b[i].content]
+    mismatched = [i for i in known if a[i].content != b[i].content]
     paired = [i for i in shared if i not in set(mismatched)]
     if not paired:
         why = (f"all {len(mismatched)} ids they share hold other images, question, options, answer type or label "

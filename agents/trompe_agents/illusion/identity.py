@@ -21,7 +21,7 @@ from ..backends.base import BackendOptions
 from ..datasets import answer_types
 from ..datasets.base import Sample
 from ..messages import ToolSchema
-from .stats import has_answer
+from ..records import SampleResult
 
 # how `correctness.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
 # the version when that rule changes (a report's --scorer re-scores from the records and is named in its summary)
@@ -108,17 +108,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 48 else text[:45] + "..."
 
 
-def changed_sample(record: dict[str, Any], digests: dict[str, str]) -> bool:
+def changed_sample(record: SampleResult, digests: dict[str, str]) -> bool:
     """Whether a record in the folder holds other content than the sample of its id now (never paired)."""
-    content = record.get("content")
-    return bool(content) and record["id"] in digests and content != digests[record["id"]]
+    return bool(record.content) and record.id in digests and record.content != digests[record.id]
 
 
-def one_run(run_dir: Path, records: list[dict[str, Any]]) -> None:
+def one_run(run_dir: Path, records: list[SampleResult]) -> None:
     """Refuse answers of two runs (another model or setting) in one folder: their accuracy would be neither's."""
-    keys = Counter(r["run"] for r in records if r.get("run") and has_answer(r))
+    keys = Counter(r.run for r in records if r.run and not r.failed)
     if len(keys) > 1:
-        models = {key: ", ".join(sorted({str(r.get("model")) for r in records if r.get("run") == key})) for key in keys}
+        models = {key: ", ".join(sorted({str(r.model) for r in records if r.run == key})) for key in keys}
         parts = [f"run {key}: {n} samples, model {models[key]}" for key, n in keys.most_common()]
         raise ValueError(f"{run_dir}: results.jsonl holds lines from {len(keys)} runs: {'; '.join(parts)}; "
                          "keep each run in a folder of its own")

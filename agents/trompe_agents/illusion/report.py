@@ -4,67 +4,56 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from ..datasets.metrics import benchmark_metrics
-from ..records import SampleResult
+from ..records import Policy, SampleResult, accuracy, grouped
 from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from ..traceview import hrefs_from, page, steps_html
 from .bias import bias_section, by_family, psychometric_svg
-from .export import summary, tokens, write_exports
+from .export import summary, write_exports
 from .identity import one_run
 from .plots import bar_chart, percent, write_charts
 from .pricing import role_totals
 from .results import read_results
 from .runmeta import read_meta
-from .stats import answered, has_answer, rate
+from .stats import answered, rate
 
 PLOTS = "plots"  # report/plots/<chart>.svg and .png: each chart as files of its own
 
 
-def accuracy(records: list[dict[str, Any]]) -> tuple[int, int]:
-    """(right, scored) over records that have a label."""
-    scored = [r for r in records if r.get("correct") is not None]
-    return sum(bool(r["correct"]) for r in scored), len(scored)
-
-
-def group_table(records: list[dict[str, Any]], key: Callable[[dict[str, Any]], Any], title: str,
+def group_table(records: list[SampleResult], key: Callable[[SampleResult], Any], title: str,
                 yes_rate: bool = False) -> str:
     """Accuracy per group with its 95% interval, over answered samples; failures counted apart (and the raw rate
     of 'yes' answers, which misleads when question polarity is mixed: see the bias section)."""
-    groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        value = key(r)
-        if value is not None:
-            groups[value].append(r)
+    groups = grouped(records, key)
     if not groups:
         return ""
     head = f"<tr><th>{escape(title)}</th><th>samples</th><th>failed</th><th>accuracy [95% CI]</th>" + \
         ("<th>raw yes-rate</th>" if yes_rate else "") + "</tr>"
     rows = []
-    for value in sorted(groups, key=str):
-        members = groups[value]
-        right, scored = accuracy(members)
+    for value, members in groups.items():
+        found = accuracy(members)
         failed = len(members) - len(answered(members))
-        cells = (f"<td>{escape(str(value))}</td><td>{len(members)}</td><td>{failed}</td>"
-                 f"<td>{rate(right, scored)}</td>")
+        cells = (f"<td>{escape(value)}</td><td>{len(members)}</td><td>{failed}</td>"
+                 f"<td>{rate(found.right, found.counted)}</td>")
         if yes_rate:
             done = answered(members)
-            cells += f"<td>{rate(sum(r.get('answer') == 'yes' for r in done), len(done))}</td>"
+            cells += f"<td>{rate(sum(r.answer == 'yes' for r in done), len(done))}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<table class='group' data-group='{escape(title)}'>{head}{''.join(rows)}</table>"
 
 
-def tool_fractions(records: list[dict[str, Any]]) -> dict[str, float]:
+def tool_fractions(records: list[SampleResult]) -> dict[str, float]:
     """Fraction of samples in which the server executed each tool at least once (the paper's Figure 2)."""
     if not records:
         return {}
-    used = Counter(tool for r in records for tool in set(r.get("tool_calls") or []))
+    used = Counter(tool for r in records for tool in set(r.tool_calls))
     return {tool: used[tool] / len(records) for tool in sorted(used, key=lambda t: (-used[t], t))}
 
 
@@ -79,7 +68,7 @@ def sample_file(sample_id: str) -> str:
     return f"samples/{SAFE_NAME.sub('_', sample_id)}.html"
 
 
-def metrics_section(meta: dict[str, Any], records: list[dict[str, Any]], variant: str) -> str:
+def metrics_section(meta: dict[str, Any], records: list[SampleResult], variant: str) -> str:
     """The benchmark's own numbers (HallusionBench aAcc/qAcc/fAcc, per-task, per-subtask) and the rule used."""
     metrics = benchmark_metrics(meta.get("format"), records, variant)
     head = "".join(f"<tr><th>{escape(k)}</th><td>{v:.1%}</td></tr>" for k, v in metrics.headline.items())
@@ -92,10 +81,10 @@ def metrics_section(meta: dict[str, Any], records: list[dict[str, Any]], variant
             "</table>")
 
 
-def refused_table(records: list[dict[str, Any]]) -> str:
+def refused_table(records: list[SampleResult]) -> str:
     """Tool calls the server did not execute: refused (bad arguments, an error result) and unknown tools."""
-    refused = Counter(t for r in records for t in r.get("refused_calls") or [])
-    unknown = Counter(t for r in records for t in r.get("unknown_calls") or [])
+    refused = Counter(t for r in records for t in r.refused_calls)
+    unknown = Counter(t for r in records for t in r.unknown_calls)
     if not refused and not unknown:
         return "<p class='muted'>every tool call was executed</p>"
     rows = [f"<tr data-tool='{escape(t)}'><td>{escape(t)}</td><td>{refused[t]}</td><td>{unknown[t]}</td></tr>"
@@ -104,14 +93,13 @@ def refused_table(records: list[dict[str, Any]]) -> str:
             + "".join(rows) + "</table>")
 
 
-def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str = "official") -> str:
-    right, scored = accuracy(records)
+def index_page(meta: dict[str, Any], records: list[SampleResult], variant: str = "official") -> str:
+    over, wrong = accuracy(records), accuracy(records, Policy.WRONG)
     task = meta.get("task")
     done = answered(records)
-    rescued = [r for r in records if r.get("agent") == "rescue"]
-    failed = [r for r in records if not has_answer(r)]
-    kinds = Counter(SampleResult.from_json(r).failure for r in failed)
-    labelled_failures = sum(r.get("label") is not None for r in failed)
+    rescued = [r for r in done if r.agent == "rescue"]
+    failed = [r for r in records if r.failed]
+    kinds = Counter(r.failure for r in failed)
     shown = charts(records)
     body = [f"<h1>Illusion agent run: Task {escape(str(task))}</h1>",
             "<h2>Settings</h2>", settings_table(meta),
@@ -122,9 +110,10 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
                 ("samples", len(records)),
                 ("answered by main / rescue / failed", f"{len(done) - len(rescued)} / {len(rescued)} / {len(failed)}"),
                 ("failures by kind", ", ".join(f"{k} {n}" for k, n in kinds.most_common()) or "none"),
-                ("accuracy over answered [95% CI]", f"{rate(right, scored)} ({right}/{scored} labelled)"),
-                ("accuracy counting failures as wrong", rate(right, scored + labelled_failures)),
-                ("total tokens", f"{sum(tokens(r) for r in records):,}"),
+                ("accuracy over answered [95% CI]", f"{rate(over.right, over.counted)} ({over.right} right of "
+                                                    f"{over.counted} answered and labelled)"),
+                ("accuracy counting failures as wrong", rate(wrong.right, wrong.counted)),
+                ("total tokens", f"{sum(r.tokens for r in records):,}"),
                 ("estimated cost", _cost(records))]) + "</table>",
             role_table(records),
             metrics_section(meta, records, variant),
@@ -132,17 +121,17 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
             "it did not execute are counted below.</p>",
             shown["tool-use"], refused_table(records),
             "<h2>Accuracy</h2>",
-            group_table(records, lambda r: r.get("category"), "dataset category"),
-            group_table(records, lambda r: r.get("route"), "routed category"),
-            group_table(records, lambda r: r.get("family"), "family", yes_rate=task == 1),
-            group_table(records, lambda r: f"{r['family']} {r.get('magnitude') or 0:g}" if r.get("family") else None,
+            group_table(records, lambda r: r.category, "dataset category"),
+            group_table(records, lambda r: r.route, "routed category"),
+            group_table(records, lambda r: r.family, "family", yes_rate=task == 1),
+            group_table(records, lambda r: f"{r.family} {r.magnitude or 0:g}" if r.family else None,
                         "family, magnitude"),
             "<h3>Genuine vs counterfactual</h3>",
             group_table(records, _genuine, "stimulus", yes_rate=task == 1) or "<p class='muted'>no probe metadata</p>",
             bias_section(records),
             "<h2>Rounds and tokens per sample</h2>",
-            f"<p>rounds: {distribution(r.get('rounds') or 0 for r in records)}<br>"
-            f"tokens: {distribution(tokens(r) for r in records)}</p>",
+            f"<p>rounds: {distribution(r.rounds for r in records)}<br>"
+            f"tokens: {distribution(r.tokens for r in records)}</p>",
             shown["rounds"],
             "<h2>Samples that needed the rescue agent</h2>",
             _list(rescued, "rescued") or "<p class='muted'>none</p>",
@@ -152,12 +141,12 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
     return page(f"Illusion run: task {task}", "".join(body))
 
 
-def charts(records: list[dict[str, Any]]) -> dict[str, str]:
+def charts(records: list[SampleResult]) -> dict[str, str]:
     """Every chart of the report by file name: tool use, rounds, one psychometric plot per probe family."""
     shown = {"tool-use": bar_chart(tool_fractions(records), chart_id="tool-use", title="Tool use", top=1.0,
                                    x_title="samples in which the server ran the tool (%)", y_title="tool",
                                    fmt=percent),
-             "rounds": bar_chart({str(k): v for k, v in sorted(Counter(r.get("rounds") or 0
+             "rounds": bar_chart({str(k): v for k, v in sorted(Counter(r.rounds
                                                                         for r in records).items())},
                                  chart_id="rounds", title="Rounds per sample", fmt=lambda v: f"{v:g}",
                                  x_title="samples (count)", y_title="rounds (model turns)")}
@@ -201,17 +190,17 @@ def settings_table(meta: dict[str, Any]) -> str:
                                                 for k, v in rows) + "</table>")
 
 
-def _genuine(record: dict[str, Any]) -> str | None:
-    flag = record.get("counterfactual")
+def _genuine(record: SampleResult) -> str | None:
+    flag = record.counterfactual
     return None if flag is None else ("counterfactual" if flag else "genuine")
 
 
-def role_table(records: list[dict[str, Any]]) -> str:
+def role_table(records: list[SampleResult]) -> str:
     """Tokens and cost per role (router, main, rescue), cache reads and writes and reasoning apart; '' if none."""
     roles = role_totals(records)
     if not roles:
         return ""
-    tiers = ", ".join(sorted({str(r.get("service_tier") or "standard") for r in records}))
+    tiers = ", ".join(sorted({r.service_tier or "standard" for r in records}))
     rows = "".join(
         f"<tr><td>{escape(role)}</td><td>{t['samples']}</td><td>{t['input_tokens']:,}</td>"
         f"<td>{t['cached_tokens']:,}</td><td>{t['cache_write_tokens']:,}</td><td>{t['output_tokens']:,}</td>"
@@ -225,54 +214,58 @@ def _dollars(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
 
-def _cost(records: list[dict[str, Any]]) -> str:
-    costs = [r.get("cost") for r in records if tokens(r)]
+def _cost(records: list[SampleResult]) -> str:
+    costs = [r.cost for r in records if r.tokens]
     return "unknown (model not in the price table)" if None in costs else f"${sum(c or 0 for c in costs):.4f}"
 
 
-def _list(records: list[dict[str, Any]], css: str) -> str:
+def _list(records: list[SampleResult], css: str) -> str:
     if not records:
         return ""
-    items = "".join(f"<li><a href='{sample_file(r['id'])}'>{escape(r['id'])}</a> "
-                    f"({escape(str(r.get('agent') or r.get('error_kind')))}: {escape(json.dumps(r.get('stops')))})"
+    items = "".join(f"<li><a href='{sample_file(r.id)}'>{escape(r.id)}</a> "
+                    f"({escape(str(r.failure or r.agent))}: {escape(json.dumps(r.stops))})"
                     f"</li>" for r in records)
     return f"<ul class='{css}'>{items}</ul>"
 
 
-def _table(records: list[dict[str, Any]]) -> str:
+def _table(records: list[SampleResult]) -> str:
     rows = []
     for r in records:
-        mark = {True: "<span class='ok'>✓</span>", False: "<span class='bad'>✗</span>"}.get(r.get("correct"), "")
-        rows.append(f"<tr><td><a href='{sample_file(r['id'])}'>{escape(r['id'])}</a></td>"
-                    f"<td>{escape(str(r.get('route')))}</td><td>{escape(str(r.get('answer')))}</td>"
-                    f"<td>{escape(str(r.get('label')))}</td><td>{mark}</td><td>{escape(str(r.get('agent')))}</td>"
-                    f"<td>{escape(str(r.get('model')))}</td>"
-                    f"<td>{r.get('rounds')}</td><td>{tokens(r)}</td>"
-                    f"<td>{escape(', '.join(r.get('tool_calls') or []))}</td></tr>")
+        mark = ("" if not r.scored else "<span class='ok'>✓</span>" if r.right else "<span class='bad'>✗</span>")
+        rows.append(f"<tr><td><a href='{sample_file(r.id)}'>{escape(r.id)}</a></td>"
+                    f"<td>{escape(str(r.route))}</td><td>{escape(str(r.answer))}</td>"
+                    f"<td>{escape(str(r.label))}</td><td>{mark}</td><td>{escape(str(r.agent))}</td>"
+                    f"<td>{escape(str(r.model))}</td>"
+                    f"<td>{r.rounds}</td><td>{r.tokens}</td>"
+                    f"<td>{escape(', '.join(r.tool_calls))}</td></tr>")
     return ("<table class='samples'><tr><th>id</th><th>route</th><th>answer</th><th>label</th><th></th>"
             "<th>agent</th><th>model</th><th>rounds</th><th>tokens</th><th>tools</th></tr>" + "".join(rows)
             + "</table>")
 
 
-def sample_page(record: dict[str, Any], run_dir: Path) -> str:
-    """The question, each step of the image chain with its tool call, and the answer."""
-    trace = run_dir / record.get("trace", "")
-    head = [f"<p><a href='../index.html'>← run</a></p><h1>{escape(record['id'])}</h1>",
-            f"<pre>{escape(record.get('question') or '')}</pre>"]
-    if record.get("choices"):
-        head.append("<ol type='A'>" + "".join(f"<li>{escape(c)}</li>" for c in record["choices"]) + "</ol>")
-    head.append(f"<p><b>answer</b> {escape(str(record.get('answer')))} · <b>label</b> "
-                f"{escape(str(record.get('label')))} · <b>answered by</b> "
-                f"{escape(record.get('agent') or f'nobody: failed ({SampleResult.from_json(record).failure})')}"
-                f" · <b>model</b> {escape(str(record.get('model')))} · <b>run</b> "
-                f"{escape(str(record.get('run') or '–'))} · <b>trompe</b> {escape(str(record.get('trompe') or '–'))}"
-                + (f" · <span class='bad'>error: {escape(record['error'])}</span>" if record.get("error") else "")
-                + f"</p><p>{escape(record.get('reasons') or '')}</p>")
+def sample_page(record: SampleResult, run_dir: Path) -> str:
+    """The question, each step of the image chain with its tool call, the answer, and the model's last text
+    where no answer was read from it."""
+    trace = run_dir / (record.trace or "")
+    head = [f"<p><a href='../index.html'>← run</a></p><h1>{escape(record.id)}</h1>",
+            f"<pre>{escape(record.question or '')}</pre>"]
+    if record.choices:
+        head.append("<ol type='A'>" + "".join(f"<li>{escape(c)}</li>" for c in record.choices) + "</ol>")
+    who = f"nobody: failed ({record.failure})" if record.failed else str(record.agent)
+    head.append(f"<p><b>answer</b> {escape(str(record.answer))} · <b>label</b> "
+                f"{escape(str(record.label))} · <b>answered by</b> {escape(who)}"
+                f" · <b>model</b> {escape(str(record.model))} · <b>run</b> "
+                f"{escape(record.run or '–')} · <b>trompe</b> {escape(record.trompe or '–')}"
+                + (f" · <span class='bad'>error: {escape(record.error)}</span>" if record.error else "")
+                + f"</p><p>{escape(record.reasons)}</p>")
+    if record.reply is not None:
+        head.append(f"<h2>The model's last reply (no answer read from it)</h2><pre class='reply'>"
+                    f"{escape(record.reply)}</pre>")
     if (trace / "trace.jsonl").exists():
         steps = steps_html(trace, hrefs_from(trace, run_dir / "report" / "samples"))
     else:
         steps = "<p class='muted'>no trace</p>"
-    return page(record["id"], "".join(head) + "<h2>Image chain</h2>" + steps)
+    return page(record.id, "".join(head) + "<h2>Image chain</h2>" + steps)
 
 
 def write_report(run_dir: Path, variant: str = "official") -> Path:
@@ -281,12 +274,12 @@ def write_report(run_dir: Path, variant: str = "official") -> Path:
     meta = read_meta(run_dir)
     if not meta:
         raise ValueError(f"{run_dir}: no run.json; is this a run directory?")
-    records = sorted(read_results(run_dir).values(), key=lambda r: r.get("position", 0))
+    records = sorted(read_results(run_dir).values(), key=lambda r: r.position)
     one_run(run_dir, records)
     out = run_dir / "report"
     (out / "samples").mkdir(parents=True, exist_ok=True)
     for record in records:
-        write_atomic(out / sample_file(record["id"]), sample_page(record, run_dir))
+        write_atomic(out / sample_file(record.id), sample_page(record, run_dir))
     write_exports(out, records, summary(meta, records, variant, run_dir))
     write_charts(out / PLOTS, charts(records))
     index = out / "index.html"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +49,17 @@ def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = Non
     check(fmt, scorer)
     judged: dict[str, str] = {}
     if judge is not None:
-        judged = asyncio.run(judge_unread(judge, judge_for(fmt, scorer), records, lambda r: reply(r, fmt)))
-        records = [{**r, "reply": judged[str(r["id"])]} if str(r["id"]) in judged else r for r in records]
+        lines = [r.to_json() for r in records]
+        judged = asyncio.run(judge_unread(judge, judge_for(fmt, scorer), lines, lambda r: reply(r, fmt)))
+        records = [replace(r, reply=judged[r.id]) if r.id in judged else r for r in records]
     metrics = benchmark_metrics(fmt, records, scorer)
     groups = []
     for name, accuracy, samples in metrics.groups:
         right = round(accuracy * samples)
         groups.append({"name": name, "accuracy": accuracy, "samples": samples, "right": right,
                        "ci95": list(wilson(right, samples))})
-    decided = {**decided_by(fmt, records, scorer), **{i: f"judge {judge.model}" for i in judged}}
+    decided = {**decided_by(fmt, [r.to_json() for r in records], scorer),
+               **{i: f"judge {judge.model}" for i in judged}}
     return {"run": str(run_dir), "format": fmt, "scorer": metrics.scorer, "rule": metrics.rule,
             "metric": metrics.headline, "groups": groups,
             "decided_by": {"counts": dict(Counter(decided.values()).most_common()), "items": decided},

@@ -6,8 +6,8 @@ import json
 import re
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from pathlib import Path
-from typing import Any
 
+from ..records import SampleResult
 from ..statefiles import cut_torn_tail
 from ..trace import SAFE_NAME
 
@@ -15,15 +15,15 @@ RESULTS = "results.jsonl"
 TRACES = "traces"
 
 
-def read_results(run_dir: Path) -> dict[str, dict[str, Any]]:
+def read_results(run_dir: Path) -> dict[str, SampleResult]:
     """Latest record per sample id; a line cut short by a kill is ignored (it was never finished)."""
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, SampleResult] = {}
     for record in _lines(Path(run_dir) / RESULTS):
-        records[record["id"]] = record
+        records[record.id] = record
     return records
 
 
-def _lines(path: Path, upto: int | None = None) -> Iterator[dict[str, Any]]:
+def _lines(path: Path, upto: int | None = None) -> Iterator[SampleResult]:
     """Every whole record of a results file in order (within its first `upto` bytes), one line in memory at a
     time."""
     if not path.exists():
@@ -35,22 +35,24 @@ def _lines(path: Path, upto: int | None = None) -> Iterator[dict[str, Any]]:
             if upto is not None and read > upto:
                 return
             try:
-                yield json.loads(line)
+                data = json.loads(line)
             except ValueError:
                 continue
+            if isinstance(data, dict):
+                yield SampleResult.from_json(data)
 
 
-def latest_results(run_dir: Path, upto: int | None = None) -> Iterator[dict[str, Any]]:
+def latest_results(run_dir: Path, upto: int | None = None) -> Iterator[SampleResult]:
     """The latest record per sample id, as `read_results` has them, streamed in two passes over the file so that
     only each id's line number is held, not the records (a batch of 100k samples is read in flat memory)."""
     path = Path(run_dir) / RESULTS
-    last = {record["id"]: n for n, record in enumerate(_lines(path, upto))}
+    last = {record.id: n for n, record in enumerate(_lines(path, upto))}
     for n, record in enumerate(_lines(path, upto)):
-        if last.get(record["id"]) == n:
+        if last.get(record.id) == n:
             yield record
 
 
-class FolderResults(Mapping[str, dict[str, Any]]):
+class FolderResults(Mapping[str, SampleResult]):
     """A run folder's latest record per id as results.jsonl stood at its first `upto` bytes (the file only grows:
     what a run returns is the folder as that run left it), read whenever asked and never held whole, so a run's
     summary is a streaming pass over the file rather than every record kept to the end."""
@@ -58,43 +60,43 @@ class FolderResults(Mapping[str, dict[str, Any]]):
     def __init__(self, run_dir: Path, upto: int | None = None):
         self.run_dir, self.upto = Path(run_dir), upto
 
-    def __getitem__(self, sample_id: str) -> dict[str, Any]:
+    def __getitem__(self, sample_id: str) -> SampleResult:
         found = None
         for record in _lines(self.run_dir / RESULTS, self.upto):
-            if record["id"] == sample_id:
+            if record.id == sample_id:
                 found = record
         if found is None:
             raise KeyError(sample_id)
         return found
 
     def __iter__(self) -> Iterator[str]:
-        return (record["id"] for record in latest_results(self.run_dir, self.upto))
+        return (record.id for record in latest_results(self.run_dir, self.upto))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
-    def values(self) -> ValuesView[dict[str, Any]]:
+    def values(self) -> ValuesView[SampleResult]:
         return _StreamedValues(self)
 
-    def items(self) -> ItemsView[str, dict[str, Any]]:
+    def items(self) -> ItemsView[str, SampleResult]:
         return _StreamedItems(self)
 
-    def _records(self) -> Iterator[dict[str, Any]]:
+    def _records(self) -> Iterator[SampleResult]:
         return latest_results(self.run_dir, self.upto)
 
 
 class _StreamedValues(ValuesView):
     """values() in one pass over the file, not one scan per key."""
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[SampleResult]:
         return self._mapping._records()
 
 
 class _StreamedItems(ItemsView):
     """items() in one pass over the file, not one scan per key."""
 
-    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        return ((record["id"], record) for record in self._mapping._records())
+    def __iter__(self) -> Iterator[tuple[str, SampleResult]]:
+        return ((record.id, record) for record in self._mapping._records())
 
 
 def repair_tail(path: Path) -> None:
@@ -107,9 +109,10 @@ def trace_dir(run_dir: Path, sample_id: str) -> Path:
     return Path(run_dir) / TRACES / SAFE_NAME.sub("_", sample_id)
 
 
-def first_error(record: dict[str, Any]) -> str:
-    """The record's first error line without the exception class and agent prefixes."""
-    text = re.split(r"; (?=(?:main|rescue): )", record.get("error") or "")[0]  # errors joined per agent
+def first_error(error: str | None) -> str:
+    """A record's first error line (`error`: its errors joined per agent) without the exception class and agent
+    prefixes."""
+    text = re.split(r"; (?=(?:main|rescue): )", error or "")[0]  # errors joined per agent
     for prefix in ("main: ", "rescue: ", "BackendError: ", "QuotaExhausted: "):
         text = text.removeprefix(prefix)
     return text

@@ -12,7 +12,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,7 +49,7 @@ class RunStopped(RuntimeError):
 
 
 async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
-                      options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None = None,
+                      options: RunOptions, on_result: Callable[[SampleResult], None] | None = None,
                       executor: Executor | None = None) -> FolderResults:
     """Answer every unfinished sample with K concurrent workers (or on an executor's); returns the folder's
     records (read from results.jsonl when asked: the run itself keeps none).
@@ -62,7 +62,7 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
 
 
 async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
-                       options: RunOptions, on_result: Callable[[dict[str, Any]], None] | None,
+                       options: RunOptions, on_result: Callable[[SampleResult], None] | None,
                        executor: Executor | None, offered: dict[str, Any]) -> FolderResults:
     """The run itself, with the folder's lock held: refuse another run's folder, then answer what is left.
 
@@ -81,14 +81,13 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     tally = Tally(())
     finished: set[str] = set()
     answered, altered = False, []
-    for entry in latest_results(out):  # one streaming pass: the folder's records are never all in memory
-        result = SampleResult.from_json(entry)
+    for result in latest_results(out):  # one streaming pass: the folder's records are never all in memory
         answered = answered or not result.failed
-        if changed_sample(entry, digests):
-            altered.append(entry["id"])
+        if changed_sample(result, digests):
+            altered.append(result.id)
         if result.done(options.retry_errors):
-            finished.add(entry["id"])
-            tally.add(entry)
+            finished.add(result.id)
+            tally.add(result)
     check_resume(out, identity, listing.order, answered, altered, options.allow_change)
     stamp = {"run": run_key(identity), "trompe": identity["trompe"]}
     todo = Todo(samples, options.limit, finished, sum(i not in finished for i in digests))
@@ -100,14 +99,14 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     bar = tqdm(total=len(digests), initial=len(digests) - len(todo), desc=f"task {config.task}", unit="sample",
                disable=not options.progress, file=sys.stderr, dynamic_ncols=True)
     bar.set_postfix(tally.postfix())
-    first: list[dict[str, Any]] = []  # this invocation's first records, until one is answered or they agree
+    first: list[SampleResult] = []  # this invocation's first records, until one is answered or they agree
     delivered = 0
 
     with path.open("a", encoding="utf-8") as results:
-        def record(entry: dict[str, Any]) -> None:
+        def record(entry: SampleResult) -> None:
             nonlocal delivered
-            entry = {**entry, "content": digests[entry["id"]], **stamp}  # joins match on id and content
-            results.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+            entry = replace(entry, content=digests[entry.id], **stamp)  # joins match on id and content
+            results.write(json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n")
             results.flush()
             delivered += 1
             tally.add(entry)
@@ -118,10 +117,10 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
             if len(first) < STOP_AFTER:
                 first.append(entry)
 
-        def stopped() -> dict[str, Any] | None:
+        def stopped() -> SampleResult | None:
             """The shared error when the first STOP_AFTER samples failed alike with an error that stops a run
             (ErrorKind.stops_run)."""
-            kinds = {SampleResult.from_json(r).failure for r in first}
+            kinds = {r.failure for r in first}
             if len(first) >= STOP_AFTER and len(kinds) == 1 and (kind := kinds.pop()) is not None and kind.stops_run:
                 return first[-1]
             return None
@@ -142,7 +141,7 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
             bar.close()
     if (failed := stopped()) is not None and delivered < len(todo):
         raise RunStopped(f"stopped: the first {len(first)} samples failed with the same error: "
-                         f"{first_error(failed)}", failed["error_kind"])
+                         f"{first_error(failed.error)}", failed.error_kind)
     return FolderResults(out, path.stat().st_size)  # the folder as this run left it
 
 
@@ -193,12 +192,12 @@ class _Stop(Exception):
     """Raised from the delivery callback to stop an executor once the run has failed as a whole."""
 
 
-async def run_on(executor: Executor, todo: Todo, record: Callable[[dict[str, Any]], None],
-                 stopped: Callable[[], dict[str, Any] | None]) -> None:
+async def run_on(executor: Executor, todo: Todo, record: Callable[[SampleResult], None],
+                 stopped: Callable[[], SampleResult | None]) -> None:
     """Hand the unfinished samples to an executor, which reads them as it submits; stop it once the run has
     failed as a whole (what it has not delivered then stays unanswered)."""
 
-    def deliver(entry: dict[str, Any]) -> None:
+    def deliver(entry: SampleResult) -> None:
         record(entry)
         if stopped() is not None:
             raise _Stop

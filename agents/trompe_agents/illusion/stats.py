@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
-from ..records import SampleResult
+from ..records import Counts, Policy, SampleResult
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -35,50 +34,42 @@ def rate(successes: int, total: int) -> str:
     return f"{successes / total:.1%} [{low:.1%}–{high:.1%}]"
 
 
-def has_answer(record: dict[str, Any]) -> bool:
-    """Whether a model answered the sample (records.SampleResult.failed decides)."""
-    return not SampleResult.from_json(record).failed
-
-
-def answered(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def answered(records: Iterable[SampleResult]) -> list[SampleResult]:
     """Records a model answered."""
-    return [r for r in records if has_answer(r)]
+    return [r for r in records if not r.failed]
 
 
-def illusion_consistent(record: dict[str, Any]) -> bool | None:
+def illusion_consistent(record: SampleResult) -> bool | None:
     """Whether the answer asserts the illusory effect, whatever the question's polarity: on a genuine illusion
     (no real effect) that is a wrong answer, on a counterfactual (the effect drawn for real) a right one.
     None without a label, an answer or probe metadata."""
-    if record.get("counterfactual") is None or record.get("correct") is None:
+    if record.counterfactual is None or not record.scored:
         return None
-    return bool(record["correct"]) if record["counterfactual"] else not record["correct"]
+    return record.right if record.counterfactual else not record.right
 
 
-def summary(records: Iterable[dict[str, Any]]) -> str:
+def summary(records: Iterable[SampleResult]) -> str:
     """One line: who answered, what failed and why, accuracy over answered samples with its interval, and the
     accuracy counting failures as wrong beside it. The records are counted as they come, none kept."""
-    total = right = scored = labelled_failures = 0
     agents: Counter = Counter()
     kinds: Counter = Counter()
+    counts, total = Counts(), 0
     for record in records:
         total += 1
-        result = SampleResult.from_json(record)
-        if result.failed:
-            kinds[result.failure] += 1
-            labelled_failures += record.get("label") is not None
-            continue
-        agents[record.get("agent")] += 1
-        if record.get("correct") is not None:
-            scored += 1
-            right += bool(record["correct"])
+        counts.add(record)
+        if record.failed:
+            kinds[record.failure] += 1
+        else:
+            agents[record.agent] += 1
     failed = sum(kinds.values())
     text = (f"{total} results: answered {total - failed} (main {agents['main']}, rescue {agents['rescue']}), "
             f"failed {failed}")
     if kinds:
         text += " (" + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) + ")"
-    if scored:
-        text += (f"; accuracy {rate(right, scored)} over {scored} answered, "
-                 f"{rate(right, scored + labelled_failures)} counting failures as wrong")
+    over, wrong = counts.accuracy(Policy.EXCLUDED), counts.accuracy(Policy.WRONG)
+    if over.counted:
+        text += (f"; accuracy {rate(over.right, over.counted)} over {over.counted} answered, "
+                 f"{rate(wrong.right, wrong.counted)} counting failures as wrong")
     return text
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from ..presets import sent_record
+from ..records import SampleResult
 from ..statefiles import write_atomic
 from .identity import one_run
 from .results import read_results
 from .runmeta import read_meta
-from .stats import has_answer
 
 FORMATS = ("datacv",)
 CODES = {1: {"yes": "1", "no": "0"}, 2: {"A": "0", "B": "1", "C": "2", "D": "3"}}
@@ -22,11 +22,11 @@ def datacv_code(answer: str | None, task: int) -> str:
     return CODES[task].get(answer, "-1")
 
 
-def datacv_lines(records: list[dict[str, Any]], task: int) -> list[str]:
+def datacv_lines(records: list[SampleResult], task: int) -> list[str]:
     """One `<index> <answer>` line per sample in dataset order; a failed sample (or an old invented default) gets
     the challenge's own "no answer" code -1."""
-    ordered = sorted(records, key=lambda r: r.get("position", 0))
-    return [f"{r.get('index', r['id'])} {datacv_code(r.get('answer') if has_answer(r) else None, task)}"
+    ordered = sorted(records, key=lambda r: r.position)
+    return [f"{r.id if r.index is None else r.index} {datacv_code(None if r.failed else r.answer, task)}"
             for r in ordered]
 
 
@@ -42,7 +42,7 @@ def write_submission(run_dir: Path, fmt: str = "datacv", out: Path | None = None
     records = read_results(run_dir)
     one_run(run_dir, list(records.values()))  # a submission is one model's answers
     for position, (sample_id, index) in enumerate(meta.get("order", [])):
-        records.setdefault(sample_id, {"id": sample_id, "index": index, "position": position})  # no answer
+        records.setdefault(sample_id, SampleResult.of_sample(sample_id, index=index, position=position))  # no answer
     path = Path(out) if out else run_dir / f"submission_{fmt}_task{task}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)  # e.g. a starter kit's folder not made yet
     write_atomic(path, "\n".join(datacv_lines(list(records.values()), task)) + "\n")  # a kill leaves old or new

@@ -14,6 +14,7 @@ from ..hookspecs import hookimpl
 from ..plugins import registered
 from .evaluate import Runner
 from .nuct import select_recorded
+from .outcome import Outcome
 from .roles import RoleError
 from .strategy import ExploreConfig, Search, Strategy
 from .tree import Experiment, Implementation, Node, SelfEval
@@ -59,9 +60,10 @@ class APE(SketchPad):
         tree = search.tree
         best = tree.best()
         questions = {s.id: s.question for s in search.dev}
-        wrong = {r["id"]: r for r in best.experiment.results if not r["correct"]}  # once per sample, not per run
-        failures = [f"{questions.get(i, i)!r}: answered {r['prediction']!r}, correct {r['answer']!r}"
-                    for i, r in wrong.items()][:10]
+        outcomes = (Outcome.from_json(r) for r in best.experiment.results)
+        wrong = {o.id: o for o in outcomes if not o.correct}  # once per sample, not per run
+        failures = [f"{questions.get(i, i)!r}: answered {o.prediction!r}, correct {o.answer!r}"
+                    for i, o in wrong.items()][:10]
         tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
                  for n in tree.executed() if n.implementation]
         try:

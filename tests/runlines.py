@@ -1,0 +1,25 @@
+"""A run folder's results.jsonl as written: the latest JSON line per sample id, what users and other tools read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trompe_agents.illusion.results import read_results
+from trompe_agents.records import SampleResult
+
+
+def written(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Per sample id, its latest line as a JSON object (`SampleResult.to_json` of what the run reads back)."""
+    return as_lines(read_results(run_dir))
+
+
+def as_lines(records: Mapping[str, SampleResult]) -> dict[str, dict[str, Any]]:
+    """A run's records (what `run_samples` returns) as the JSON lines they were written as."""
+    return {sample_id: record.to_json() for sample_id, record in records.items()}
+
+
+def results(lines: Iterable[Mapping[str, Any]]) -> list[SampleResult]:
+    """Records read from JSON lines built in a test, as a run reads its results.jsonl."""
+    return [SampleResult.from_json(line) for line in lines]
