@@ -76,7 +76,8 @@ def metrics_section(meta: dict[str, Any], records: list[SampleResult], variant: 
                    for n, a, k in metrics.groups)
     return (f"<h2>Benchmark metrics</h2><p>Scorer <b>{escape(metrics.scorer)}</b>: {escape(metrics.rule)}. "
             f"{metrics.scored} labelled samples scored "
-            f"({metrics.failed} failed runs count as wrong); {metrics.unscored} unlabelled samples not scored.</p>"
+            f"({metrics.failed} failed: the agent read no answer, so each is scored as its last reply where it "
+            f"kept one, else as wrong); {metrics.unscored} unlabelled samples not scored.</p>"
             f"<table>{head}</table><table><tr><th>group</th><th>samples</th><th>accuracy [95% CI]</th></tr>{rows}"
             "</table>")
 
