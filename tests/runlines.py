@@ -1,8 +1,10 @@
-"""A run folder's results.jsonl as written: the latest JSON line per sample id, what users and other tools read."""
+"""Run folders in tests: results.jsonl as written (the latest JSON line per sample id, what users and other tools
+read), records from hand-written lines, and a folder written by hand as a run leaves it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,3 +25,13 @@ def as_lines(records: Mapping[str, SampleResult]) -> dict[str, dict[str, Any]]:
 def results(lines: Iterable[Mapping[str, Any]]) -> list[SampleResult]:
     """Records read from JSON lines built in a test, as a run reads its results.jsonl."""
     return [SampleResult.from_json(line) for line in lines]
+
+
+def write_run(folder: Path, lines: list[dict[str, Any]], **meta: Any) -> Path:
+    """A run folder as a run leaves it: run.json (Task I, with `meta`) and a results.jsonl line per dict, each
+    at its position in the list unless it names one."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(json.dumps({"task": 1, **meta}))
+    (folder / "results.jsonl").write_text("".join(json.dumps({"position": i, **line}) + "\n"
+                                                  for i, line in enumerate(lines)))
+    return folder

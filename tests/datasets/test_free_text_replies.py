@@ -19,7 +19,6 @@ from trompe_agents.illusion.cli import main as illusion_agent
 
 from replicas import write_blindtest_hf
 from runlines import written
-from test_answer_types import scripted_on_path  # noqa: F401 -- the fixture puts the models on the path
 
 FREE_TEXT = ["--backend", "function", "--no-progress", "--model", "scripted_answers:free_text", "--router", "regex",
              "--concurrency", "1"]

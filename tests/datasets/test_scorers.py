@@ -29,7 +29,7 @@ from trompe_agents.illusion.cli import main as illusion_agent
 from runlines import written
 
 from replicas import write_blindtest_hf
-from test_answer_types import SCRIPTED, scripted_on_path  # noqa: F401 -- the fixture puts the models on the path
+from test_answer_types import SCRIPTED
 
 
 def blind(task: str, gold: str, text: str | None, label: str | None = None, i: int = 0) -> dict:

@@ -14,25 +14,18 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runlines import results
+from runlines import results, write_run
 from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import decided_by
 from trompe_agents.datasets.vlmeval_match import Inferred, exact_matching, infer, vlmeval_yes_no
 from trompe_agents.illusion.cli import main as illusion_agent
 
-HERE = Path(__file__).parent
 POINTS = ["Point A", "Point B"]
-
-
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
 
 
 @pytest.mark.parametrize("reply, choices, expected", [
@@ -103,21 +96,14 @@ def test_vstar_vlmevalkit_reads_the_agents_answer_and_option_texts():
 
 def test_a_harness_without_the_benchmark_is_refused_in_one_line_naming_the_scorers(tmp_path):
     # image_mcq.py (e8e78f0) lists no IllusionVQA: `--scorer vlmevalkit` is refused for it
-    out = write_run(tmp_path, "illusionvqa", [{"id": "1", "label": "A", "category": "color", "agent": "main",
-                                               "answer": "A", "reply": "A", "choices": ["x", "y"]}])
+    line = {"id": "1", "label": "A", "category": "color", "agent": "main", "answer": "A", "reply": "A",
+            "choices": ["x", "y"]}
+    out = write_run(tmp_path / "imported", format="illusionvqa", lines=[line])
     with pytest.raises(SystemExit) as exc:
         illusion_agent(["score", str(out), "--scorer", "vlmevalkit"])
     assert str(exc.value) == "illusion-agent score: --scorer: illusionvqa offers official, lmms-eval; got 'vlmevalkit'"
     with pytest.raises(SystemExit, match="^illusion-agent report: --scorer: illusionvqa offers official, lmms-eval"):
         illusion_agent(["report", str(out), "--scorer", "vlmevalkit"])
-
-
-def write_run(tmp_path: Path, fmt: str, lines: list[dict]) -> Path:
-    out = tmp_path / "imported"
-    out.mkdir()
-    (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    (out / "run.json").write_text(json.dumps({"format": fmt}))
-    return out
 
 
 def test_the_vlmevalkit_judge_is_asked_only_where_can_infer_reads_nothing(tmp_path):
@@ -128,7 +114,7 @@ def test_the_vlmevalkit_judge_is_asked_only_where_can_infer_reads_nothing(tmp_pa
     lines = [{**blink("Relative_Depth", gold, text, i), "question": "Which point is closer to the camera?"}
              for i, (gold, text) in enumerate([("B", "The one where the child sits."), ("A", "Point A"),
                                                ("A", "Hard to tell, maybe the left one.")])]
-    out = write_run(tmp_path, "blink", lines)
+    out = write_run(tmp_path / "imported", format="blink", lines=lines)
     scripted_answers.JUDGED.clear()
     assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--json", str(tmp_path / "v.json"),
                            "--judge-backend", "function", "--judge-model", "scripted_answers:judge_says_b"]) == 0
@@ -151,8 +137,8 @@ def test_the_hallusionbench_yes_no_judge_reads_only_the_unknown_replies(tmp_path
         return {"id": f"hb{i}", "label": gold, "agent": "main", "answer": "x", "reply": reply, "keys": keys,
                 "question": "Are the two lines equal?"}
 
-    out = write_run(tmp_path, "hallusionbench", [hb(0, "Yes.", "yes"), hb(1, "They look equal to me.", "yes"),
-                                                 hb(2, "Hard to say.", "yes", shown="0")])
+    lines = [hb(0, "Yes.", "yes"), hb(1, "They look equal to me.", "yes"), hb(2, "Hard to say.", "yes", shown="0")]
+    out = write_run(tmp_path / "imported", format="hallusionbench", lines=lines)
     scripted_answers.JUDGED.clear()
     assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--json", str(tmp_path / "h.json"),
                            "--judge-backend", "function", "--judge-model", "scripted_answers:judge_says_yes"]) == 0
@@ -180,7 +166,7 @@ def test_hallusionbench_official_and_lmms_eval_judge_every_reply_against_the_ref
     lines = [hb(0, "Yes, equal.", "yes", "Yes, the two lines are equal."),  # correct
              hb(1, "They are equal in length.", "no", "No, the top line is longer."),  # incorrect
              hb(2, "Maybe.", "no", "No, it is not.", category="VS", figure="0")]  # unclear, VS without figure
-    out = write_run(tmp_path, "hallusionbench", lines)
+    out = write_run(tmp_path / "imported", format="hallusionbench", lines=lines)
     for scorer, judged, aacc in (("official", 3, 2 / 3), ("lmms-eval", 2, 1 / 2)):
         scripted_answers.JUDGED.clear()
         assert illusion_agent(["score", str(out), "--scorer", scorer, "--json", str(tmp_path / f"{scorer}.json"),

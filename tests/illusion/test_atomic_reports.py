@@ -14,25 +14,20 @@ from pathlib import Path
 import pytest
 from diskkit import no_file_may_grow
 
+from runlines import write_run
 from trompe_agents.illusion.compare import compare_runs, write_compare
 from trompe_agents.illusion.report import write_report
 from trompe_agents.traceview import write_html
 from trompe_agents.trace import Trace
 
 
-def write_run(folder: Path, answers: list[str]) -> Path:
+def answered_run(folder: Path, answers: list[str]) -> Path:
     """A run folder of Task I answers to four labelled samples, each with a one-event trace."""
-    folder.mkdir()
-    (folder / "run.json").write_text(json.dumps({"task": 1}))
-    rows = []
     for i, answer in enumerate(answers):
-        trace = Trace(folder / "traces" / f"s{i}")
-        trace.event("final", "main", answer=answer)
-        rows.append({"id": f"s{i}", "position": i, "agent": "main", "content": f"c{i}", "answer": answer,
-                     "label": "yes", "correct": answer == "yes", "trace": f"traces/s{i}"})
-    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return folder
-
+        Trace(folder / "traces" / f"s{i}").event("final", "main", answer=answer)
+    return write_run(folder, [{"id": f"s{i}", "agent": "main", "content": f"c{i}", "answer": answer, "label": "yes",
+                               "correct": answer == "yes", "trace": f"traces/s{i}"}
+                              for i, answer in enumerate(answers)])
 
 def contents(paths: list[Path]) -> dict[Path, bytes]:
     return {path: path.read_bytes() for path in paths}
@@ -40,7 +35,7 @@ def contents(paths: list[Path]) -> dict[Path, bytes]:
 
 @pytest.fixture
 def runs(tmp_path) -> tuple[Path, Path]:
-    return write_run(tmp_path / "a", ["yes"] * 4), write_run(tmp_path / "b", ["yes", "no", "yes", "no"])
+    return answered_run(tmp_path / "a", ["yes"] * 4), answered_run(tmp_path / "b", ["yes", "no", "yes", "no"])
 
 
 def test_a_failed_compare_leaves_the_previous_page_and_compare_json(runs):

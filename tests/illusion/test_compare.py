@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runlines import write_run
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.compare import compare_runs
 from trompe_agents.illusion.stats import mcnemar_exact, paired_difference
@@ -71,25 +72,22 @@ def test_two_probe_seeds_never_pair(tmp_path, capsys):
         main(["compare", str(tmp_path / "run0"), str(tmp_path / "run1")])
 
 
-def write_run(folder: Path, rows: list[dict]) -> Path:
-    folder.mkdir()
-    (folder / "run.json").write_text(json.dumps({"task": 1}))
-    (folder / "results.jsonl").write_text("".join(json.dumps({"position": i, "agent": "main", **r}) + "\n"
-                                                  for i, r in enumerate(rows)))
-    return folder
+def answered_run(folder: Path, rows: list[dict]) -> Path:
+    """A run folder whose rows the main agent answered."""
+    return write_run(folder, [{"agent": "main", **r} for r in rows])
 
 
 def test_same_ids_with_other_content_are_reported_and_never_paired(tmp_path):
     rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True}
             for i in range(4)]
-    a = write_run(tmp_path / "a", rows)
-    b = write_run(tmp_path / "b", [{**r, "content": "other"} if r["id"] in ("s0", "s1") else r for r in rows])
+    a = answered_run(tmp_path / "a", rows)
+    b = answered_run(tmp_path / "b", [{**r, "content": "other"} if r["id"] in ("s0", "s1") else r for r in rows])
     comparison = compare_runs(a, b)
     assert comparison.overall.table == (2, 0, 0, 0)  # only s2, s3 pair
     assert comparison.mismatched == ["s0", "s1"]
     assert "not paired: 2 ids hold other images, question, options, answer type or label in the two runs (s0, s1)" in \
         comparison.text()
-    c = write_run(tmp_path / "c", [{**r, "content": "other"} for r in rows])
+    c = answered_run(tmp_path / "c", [{**r, "content": "other"} for r in rows])
     with pytest.raises(ValueError, match="share no samples: all 4 ids they share hold other images"):
         compare_runs(a, c)
 

@@ -5,6 +5,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from runlines import write_run
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.report import write_report
@@ -123,10 +124,8 @@ def test_tool_use_bars_are_drawn_to_scale_and_magnitudes_read_plainly(tmp_path):
     assert [row[0] for row in page.tables["family, magnitude"][1:]] == ["ponzo 0", "ponzo 0.05"]
 
 
-def write_run(folder: Path, rows: list[dict]) -> Path:
-    (folder / "run.json").write_text(json.dumps({"task": 1}))
-    (folder / "results.jsonl").write_text("".join(json.dumps({"position": i, **r}) + "\n" for i, r in enumerate(rows)))
-    return write_report(folder)
+def report_of(folder: Path, rows: list[dict]) -> Path:
+    return write_report(write_run(folder, rows))
 
 
 def probe(i: int, counterfactual: bool, magnitude: float, consistent: bool, **extra) -> dict:
@@ -144,7 +143,7 @@ def test_bias_table_and_psychometric_plot_show_illusion_consistent_rates_with_in
             + [probe(20 + i, True, 0.3, consistent=True) for i in range(4)]  # strong: 4 of 4
             + [{"id": "f1", "family": "ebbinghaus", "counterfactual": False, "magnitude": 0.0, "label": "yes",
                 "answer": None, "agent": None, "correct": None, "error_kind": "auth"}])
-    html = write_run(tmp_path, rows).read_text()
+    html = report_of(tmp_path, rows).read_text()
     genuine = re.search(r"<tr data-family='ebbinghaus'><td>ebbinghaus</td><td data-rate='([0-9.]+)'>([^<]+)", html)
     assert float(genuine.group(1)) == 0.75 and genuine.group(2).startswith(rate(6, 8))
     svg = html.split("class='psychometric' data-family='ebbinghaus'", 1)[1].split("</svg>", 1)[0]
@@ -158,7 +157,7 @@ def test_tool_use_counts_executed_calls_and_shows_refused_and_unknown_apart(tmp_
     rows = [{"id": "a", "agent": "main", "answer": "yes", "tool_calls": ["crop"], "refused_calls": ["crop"],
              "unknown_calls": ["zoom"]},
             {"id": "b", "agent": "main", "answer": "no", "tool_calls": [], "refused_calls": ["draw_line"]}]
-    html = write_run(tmp_path, rows).read_text()
+    html = report_of(tmp_path, rows).read_text()
     page = Page()
     page.feed(html)
     assert page.bars["tool-use"] == {"crop": 0.5}  # draw_line was refused every time: not in the chart
