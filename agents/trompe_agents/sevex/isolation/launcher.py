@@ -11,7 +11,9 @@ home such as /root): the program's uid is that host uid, never uid 0, so host sy
 root-owned files refuse it whatever the sandbox maps. Every mount lives only in this process's namespace,
 so the host's mount table is never touched.
 
-It then stays as bubblewrap's parent and exits with bubblewrap's status, or on SIGTERM (SEVEX's kill)
+It then stays as bubblewrap's parent and exits with bubblewrap's status, having written to the plan's report
+pipe (which bubblewrap never gets) the CPU seconds of bubblewrap and every process it reaped: the program's
+own, read by the kernel, which is what makes an ending a CPU timeout. On SIGTERM (SEVEX's kill)
 SIGKILLs bubblewrap, reaps it and exits. bubblewrap runs as pid 1 of a pid namespace of the launcher's own,
 so however it ends (that SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel
 kills every process of the sandbox with it. bubblewrap alone cannot promise that: its sandbox init sets a
@@ -24,6 +26,7 @@ import contextlib
 import ctypes
 import json
 import os
+import resource  # noqa: F401 -- os.wait4 imports it, by then as a user who may not read the interpreter's files
 import select
 import signal
 import sys
@@ -78,7 +81,7 @@ def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, aliv
     os.execve(program, argv, {})
 
 
-def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None) -> int:
+def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None, report: int) -> int:
     """Run bubblewrap as a child; its exit status as a shell reports it (128 + signal). On SIGTERM, SIGKILL
     it and reap it, which the kernel lets happen only once every process of its pid namespace is gone.
 
@@ -103,8 +106,9 @@ def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] 
     become(user)
     die_with(parent)  # a change of uid clears the parent-death signal; our death kills the child, and so all
     while signal.sigwaitinfo(awaited).si_signo == signal.SIGCHLD:
-        reaped, status = os.waitpid(child, os.WNOHANG)
+        reaped, status, usage = os.wait4(child, os.WNOHANG)
         if reaped:
+            os.write(report, json.dumps({"cpu_seconds": usage.ru_utime + usage.ru_stime}).encode())
             return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     stop(child, bubblewrap_fd, alive_write)
     return 1
@@ -158,6 +162,7 @@ def main() -> None:
     argv = sys.argv[sys.argv.index("--") + 1:]
     die_with(parent)  # nothing to clean up before bubblewrap starts
     root = os.geteuid() == 0
+    os.set_inheritable(plan["report"], False)  # ours: bubblewrap and the program never hold it
     program = os.open(argv[0], os.O_RDONLY | os.O_CLOEXEC)  # executed by fd: the stage may cover its folder
     with open(program, "rb", closefd=False) as head:
         os.set_inheritable(program, head.read(2) == b"#!")  # a script's interpreter reopens it as /dev/fd/N
@@ -165,7 +170,7 @@ def main() -> None:
     # opened in this mount namespace (a bind's source must be), before the stage covers any of them
     sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source in plan["binds"]]
     stage(plan, sources)
-    sys.exit(supervise(program, argv, parent, tuple(plan["user"]) if root else None))
+    sys.exit(supervise(program, argv, parent, tuple(plan["user"]) if root else None, plan["report"]))
 
 
 if __name__ == "__main__":
