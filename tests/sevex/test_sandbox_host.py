@@ -36,9 +36,10 @@ LIMITS = SandboxLimits(wall_seconds=8, cpu_seconds=3, memory_bytes=512 * 1024 * 
 LOOK = UNGUARD + main('''
 import errno, json, os
 seen = {"proc": os.path.exists("/proc"), "crop": crop("original", [0, 0, 1, 1])}
-for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/min_free_kbytes", "/proc/1/mem", "/dev/new"):
+for path, mode in (("/proc/sys/kernel/core_pattern", "r+b"), ("/proc/sys/vm/min_free_kbytes", "r+b"),
+                   ("/proc/1/mem", "r+b"), ("/dev/new", "wb")):
     try:
-        open(path, "r+b").close()
+        open(path, mode).close()
         seen[path] = "writable"
     except OSError as exc:
         seen[path] = errno.errorcode[exc.errno]

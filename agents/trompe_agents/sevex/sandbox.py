@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import signal
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,13 +61,16 @@ def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_
     """How a program that sent no result ended, from the parent's own view: its signal (a negative code, or
     128 + N where the isolation reports signals so and keeps the program from exiting with such a status),
     else its exit status, which is the program's to choose and so always `crashed`. A CPU timeout is a CPU
-    limit's signal after `cpu_seconds` reached the limit: the kernel's count of the program's CPU time
-    (none: no timeout can be told)."""
+    limit's signal after `cpu_seconds` reached the limit: the kernel's count of the program's CPU time. Without
+    that count (`--sandbox none`, trusted code, or a launcher that could not report) SIGXCPU alone is read as
+    the limit."""
     if code < 0 or (signal_statuses and code > 128):
         signum = -code if code < 0 else code - 128
     else:
         return "crashed", f"the program's process ended unexpectedly (exit {code})"
     name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
+    if cpu_seconds is None and signum == signal.SIGXCPU:
+        return "timeout", "CPU time limit reached"
     if signum in CPU_SIGNALS and cpu_seconds is not None and cpu_seconds >= limits.cpu_seconds - CPU_SLACK:
         return "timeout", f"CPU time limit reached ({cpu_seconds:.1f} s of CPU)"
     used = "" if cpu_seconds is None else f" after {cpu_seconds:.2f} s of CPU (limit {limits.cpu_seconds} s)"
@@ -86,7 +88,9 @@ def _unencodable(text: str) -> int | None:
 
 def _printable(text: str) -> str:
     """Text with any lone surrogate replaced (U+FFFD), as logs and errors are kept."""
-    return text if _unencodable(text) is None else text.encode(errors="replace").decode()
+    if _unencodable(text) is None:
+        return text
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
 def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +169,6 @@ class Worker:
 
     async def _converse(self, job, handlers, limits) -> ProgramResult:
         calls: list[dict[str, Any]] = []
-        started = time.monotonic()
         try:
             await self._send(job)
         except frames.FrameTooLarge as exc:
@@ -182,8 +185,7 @@ class Worker:
                                      calls=calls)
             if message is None:
                 code = await self.process.wait()
-                used = time.monotonic() - started if self.launch.report is None else self._cpu_seconds()
-                kind, reason = _ending(code, used, limits, self.launch.signal_statuses)
+                kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses)
                 return ProgramResult(None, reason, kind, calls=calls)
             log = _printable(message.get("log", "")[-TEXT_CHARS:])
             if message["type"] == "done":
@@ -205,6 +207,8 @@ class Worker:
 
     def _cpu_seconds(self) -> float | None:
         """The CPU seconds the launcher read from the kernel once bubblewrap ended (None: it wrote none)."""
+        if self.launch.report is None:
+            return None
         try:
             return float(json.loads(os.read(self.launch.report, 256))["cpu_seconds"])
         except (OSError, ValueError, KeyError, TypeError):

@@ -111,8 +111,9 @@ class FilterRecord:
             fcntl.ioctl(self.listener, NOTIF_SEND, RESPONSE.pack(call_id, 0, -errno.EPERM, 0))
 
     def summary(self) -> str:
-        """The refusals in one line: the first few, and how many there were."""
-        shown = ", ".join(str(refusal) for refusal in self.refusals[:SHOWN])
+        """The refusals in one line: the first of each of the first few calls, and how many there were."""
+        first = {refusal.name: refusal for refusal in reversed(self.refusals)}
+        shown = ", ".join(str(first[name]) for name in list(dict.fromkeys(r.name for r in self.refusals))[:SHOWN])
         more = f" ({self.count} in all)" if self.count > SHOWN else ""
         return f"the sandbox's filter refused system calls off its list: {shown}{more}"
 
