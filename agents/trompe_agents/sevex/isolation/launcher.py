@@ -11,15 +11,16 @@ home such as /root): the program's uid is that host uid, never uid 0, so host sy
 root-owned files refuse it whatever the sandbox maps. Every mount lives only in this process's namespace,
 so the host's mount table is never touched.
 
-It then stays as bubblewrap's parent and exits with bubblewrap's status, having written to the plan's report
-pipe (which bubblewrap never gets) the CPU seconds of bubblewrap and every process it reaped: the program's
-own, read by the kernel, which is what makes an ending a CPU timeout. On SIGTERM (SEVEX's kill)
-SIGKILLs bubblewrap, reaps it and exits. bubblewrap runs as pid 1 of a pid namespace of the launcher's own,
-so however it ends (that SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel
-kills every process of the sandbox with it. bubblewrap alone cannot promise that: its sandbox init sets a
-parent-death signal only late in its setup, and until then a killed bubblewrap orphans it, for good while it
-waits for a go-ahead that will never come. In that namespace bubblewrap sees a /proc of it (it reads
-/proc/PID of its init), mounted in a mount namespace of its own.
+It then stays as the parent of a forked copy of itself, pid 1 of a pid namespace of the launcher's own, which
+runs bubblewrap as its child and reaps every process that comes to it; the launcher exits with bubblewrap's
+status, having written to the plan's report pipe (which bubblewrap never gets) the CPU seconds of that pid 1
+and every process reaped below it: the program's own, counted by the kernel, which is what makes an ending a
+CPU timeout. On SIGTERM (SEVEX's kill) it SIGKILLs that pid 1, reaps it and exits. However pid 1 ends (that
+SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel kills every process of
+the sandbox with it, and when bubblewrap ends pid 1 kills what is left. bubblewrap alone cannot promise that:
+its sandbox init sets a parent-death signal only late in its setup, and until then a killed bubblewrap orphans
+it, for good while it waits for a go-ahead that will never come. In that namespace bubblewrap sees a /proc of
+it (it reads /proc/PID of its init), mounted in a mount namespace of its own.
 """
 
 import contextlib
@@ -70,7 +71,7 @@ def become(user: tuple[int, int] | None) -> None:
 
 def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, alive: int) -> None:
     """In the forked child, pid 1 of our pid namespace: a /proc of that namespace, the unprivileged user, a
-    parent-death signal (set after the change of uid, which clears it), then bubblewrap."""
+    parent-death signal (set after the change of uid, which clears it), then bubblewrap as its child."""
     check(libc.unshare(CLONE_NEWNS), "unshare")
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     become(user)
@@ -78,7 +79,28 @@ def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, aliv
     if select.select([alive], [], [], 0)[0]:  # the launcher died before the signal was set
         os._exit(1)
     os.close(alive)
-    os.execve(program, argv, {})
+    started = os.fork()
+    if started == 0:
+        os.execve(program, argv, {})
+    os._exit(reap(started))
+
+
+def reap(started: int) -> int:
+    """As pid 1 of our namespace, bubblewrap's exit status as a shell reports it, once every process is reaped:
+    bubblewrap may exit on its init's word before it has reaped that init, which then comes to us; reaping it
+    (killed first, as bubblewrap's end must end the sandbox) is what puts the program's CPU time, which the
+    init reaped, into what the launcher's wait4 counts."""
+    status = 1
+    while True:
+        try:
+            pid, wait_status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return status
+        if pid == started:
+            status = os.waitstatus_to_exitcode(wait_status) if os.WIFEXITED(wait_status) else \
+                128 + os.WTERMSIG(wait_status)
+            with contextlib.suppress(ProcessLookupError):  # nothing left
+                os.kill(-1, signal.SIGKILL)
 
 
 def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None, report: int) -> int:
@@ -107,7 +129,7 @@ def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] 
     die_with(parent)  # a change of uid clears the parent-death signal; our death kills the child, and so all
     while signal.sigwaitinfo(awaited).si_signo == signal.SIGCHLD:
         reaped, status, usage = os.wait4(child, os.WNOHANG)
-        if reaped:
+        if reaped:  # our child exits with bubblewrap's status, as reap() reports it, or dies of a signal
             os.write(report, json.dumps({"cpu_seconds": usage.ru_utime + usage.ru_stime}).encode())
             return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     stop(child, bubblewrap_fd, alive_write)
