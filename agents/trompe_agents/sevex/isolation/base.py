@@ -84,3 +84,7 @@ class Isolation(ABC):
     @abstractmethod
     def launch(self, limits: SandboxLimits) -> Launch:
         """The command that starts one waiting child under this mechanism."""
+
+    def bounds(self, limits: SandboxLimits) -> str:
+        """One line saying what bounds a program's use of the machine here, said once before programs run."""
+        return f"the {self.name} sandbox says nothing of what it bounds"

@@ -143,6 +143,29 @@ class Bwrap(Isolation):
     def unavailable(self) -> str | None:
         return _probe(self.executable)
 
+    def bounds(self, limits: SandboxLimits) -> str:
+        """What holds without a cgroup (none is used: see delegated_cgroup), and whether the host offers one."""
+        cgroup = delegated_cgroup()
+        where = f"the delegated cgroup v2 {cgroup} is not used" if cgroup else \
+            "no delegated cgroup v2 with memory and pids controllers here"
+        return (f"sandbox bounds ({where}): memory by RLIMIT_AS ({limits.memory_bytes // 2**20:,} MiB) and the "
+                f"work tmpfs ({limits.disk_bytes // 2**20:,} MiB, {limits.disk_files:,} files), CPU by RLIMIT_CPU "
+                f"({limits.cpu_seconds} s), kernel objects by the filter, which refuses every call that makes "
+                "processes, threads, sockets, pipes, AIO contexts, inotify or fanotify instances, locks or syncs")
+
+
+def delegated_cgroup() -> str | None:
+    """Our cgroup v2 folder, where the host delegates one to us with memory and pids controllers (None: not)."""
+    try:
+        line = next(line for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
+        folder = Path("/sys/fs/cgroup") / line[3:].lstrip("/")
+        controllers = (folder / "cgroup.controllers").read_text().split()
+    except (OSError, StopIteration):
+        return None
+    if {"memory", "pids"} <= set(controllers) and os.access(folder, os.W_OK):
+        return str(folder)
+    return None
+
 
 @functools.cache
 def _options(executable: str) -> frozenset[str]:
