@@ -109,8 +109,7 @@ class Worker:
 
     @classmethod
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
-        """A child under `isolation`, in a session and process group of its own (which kill() signals); under a
-        filter, once its listener has arrived (a worker without one is never given a job)."""
+        """A child under `isolation`, in a session and process group of its own (which kill() signals)."""
         launch = isolation.launch(limits)
         try:
             process = await asyncio.create_subprocess_exec(
@@ -123,18 +122,18 @@ class Worker:
         finally:
             for fd in launch.pass_fds:
                 os.close(fd)
-        worker = cls(process, launch)
-        if launch.listener is not None:
-            worker.record = await FilterRecord.receive(launch.listener, limits.wall_seconds)
-        return worker
+        return cls(process, launch)
 
     async def run(self, job: dict[str, Any], handlers: dict[str, Handler], limits: SandboxLimits) -> ProgramResult:
-        """One job; however it ends (answer, error, timeout, cancellation) the process tree is killed at once. Any
-        call the filter refused makes it `forbidden`, whatever else the program did."""
-        if self.launch.listener is not None and self.record is None:
-            self.kill()
-            return ProgramResult(None, "the sandbox did not start: its filter's listener never arrived", "crashed")
+        """One job, given only once the child's filter listener has arrived (where it has a filter); however it
+        ends (answer, error, timeout, cancellation) the process tree is killed at once. Any call the filter
+        refused makes it `forbidden`, whatever else the program did."""
         try:
+            if self.launch.listener is not None:
+                self.record = await FilterRecord.receive(self.launch.listener, limits.wall_seconds)
+                if self.record is None:
+                    return ProgramResult(None, "the sandbox did not start: its filter's listener never arrived",
+                                         "crashed")
             result = await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
             result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")

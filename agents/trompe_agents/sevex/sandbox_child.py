@@ -2,8 +2,10 @@
 
 Started as `python -I -S sandbox_child.py WORKDIR LIMITS_JSON`, normally inside bubblewrap, which is the
 security boundary. Before its job arrives the process sets its own rlimits (kernel-enforced, so the program
-cannot raise them); before running the untrusted code it installs a second, Python-level layer (an audit hook
-and an import allow-list) that turns common mistakes into clear "forbidden" errors. That layer shares this
+cannot raise them) and, under bubblewrap, puts itself under the allow-list seccomp filter whose listener it
+hands the parent (sandbox_filter.py; the limits' "listener" is the socket for that); before running the
+untrusted code it installs a second, Python-level layer (an audit hook and an import allow-list) that turns
+common mistakes into clear "forbidden" errors, which the filter records. That layer shares this
 interpreter with the code it guards, so it is no boundary: the parent trusts nothing this process sends.
 """
 

@@ -7,10 +7,9 @@ are within reach); its only writable place is a private tmpfs capped in bytes an
 the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. The
 child puts itself under an allow-list seccomp filter before its job arrives and hands the parent the filter's
 listener over a socket passed in (sandbox_filter.py); the launcher reports the CPU time the sandbox's
-processes used on a pipe of its own. `--die-with-parent` ends it with
-SEVEX, and bubblewrap runs as pid 1 of the launcher's own pid namespace, so whatever ends the launcher or
-bubblewrap (a wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of
-its start.
+processes used on a pipe of its own. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
+pid 1 of the launcher's own pid namespace, so whatever ends the launcher, that pid 1 or bubblewrap (a
+wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of its start.
 """
 
 from __future__ import annotations
