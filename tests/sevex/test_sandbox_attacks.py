@@ -72,19 +72,18 @@ async def test_attack_is_contained(host, code, kinds):
 
 
 async def test_the_program_sees_only_its_sandbox(host):
-    """What a program can observe: an unprivileged user, pid 2 of its own namespace, no environment, no
-    network but loopback, and a file system of the interpreter, its libraries and a private /work."""
+    """What a program can observe with the calls its filter allows: no environment, a file system of the
+    interpreter, its libraries and a private /work (its uid and pid, the network and listing a folder are off
+    the list; the host's view of its uid: test_sandbox_host.py)."""
     from attack_programs import UNGUARD, main
 
     code = UNGUARD + main('''
-import os, socket
-return repr((os.getuid(), os.getpid(), dict(os.environ), sorted(os.listdir("/")), os.getcwd(),
-             [name for _, name in socket.if_nameindex()]))''')
+import os
+return repr((dict(os.environ), os.getcwd(), [top for top in ("home", "etc", "tmp", "var", "proc", "usr")
+                                             if os.path.exists("/" + top)]))''')
     result = await attack(code, host)
-    uid, pid, environ, top, cwd, interfaces = eval(result.answer)  # noqa: S307 -- our own repr of plain values
-    assert uid == 65534 and pid == 2 and set(environ) <= {"PWD"}
-    assert cwd == "/work" and not {"home", "etc", "tmp", "var"} & set(top)
-    assert interfaces == ["lo"]
+    environ, cwd, top = eval(result.answer)  # noqa: S307 -- our own repr of plain values
+    assert set(environ) <= {"PWD"} and cwd == "/work" and top == ["usr"]
     assert_contained(result, host)
 
 

@@ -237,6 +237,7 @@ def _same_dev(samples: list, ids: list[str], content: dict[str, str] | None = No
 
 async def _explore(args: argparse.Namespace) -> int:
     isolation = choose_sandbox(args.sandbox)  # refuse before anything is started or written
+    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
     run_file = args.out / "run.json"
     if args.resume and run_file.exists():
         run = read_json(run_file)
@@ -305,6 +306,7 @@ async def _explore(args: argparse.Namespace) -> int:
 
 async def _apply(args: argparse.Namespace) -> int:
     isolation = choose_sandbox(args.sandbox)
+    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
     samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split))

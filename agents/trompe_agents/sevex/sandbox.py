@@ -7,13 +7,13 @@ import contextlib
 import json
 import os
 import signal
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import sandbox_frames as frames
 from .isolation import Isolation, Launch, SandboxLimits, choose
+from .sandbox_listener import FilterRecord
 
 __all__ = ["Handler", "ProgramResult", "Sandbox", "SandboxLimits", "Worker"]
 
@@ -23,12 +23,13 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 # what each message from the child must hold (exactly these keys), and of which type
 MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind": str, "log": str},
             "call": {"name": str, "args": dict}}
-CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}  # the error kinds a child may report itself
-# the signal that ended the child -> kind and what to tell the user
-SYSCALL = ("the program made a system call the sandbox does not allow (new processes or threads, namespaces, "
-           "mounts, ptrace, bpf)")
-ENDINGS = {signal.SIGXCPU: ("timeout", "CPU time limit reached"), signal.SIGSYS: ("forbidden", SYSCALL),
-           signal.SIGKILL: ("crashed", "killed (memory or CPU limit)")}
+# the error kinds a child may report itself ("forbidden" only under a filter whose record bears it out, or with
+# no filter at all, `--sandbox none`)
+CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}
+CPU_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # RLIMIT_CPU's soft and hard limit
+# rusage samples CPU time at scheduler ticks and reads a few percent under the exact count RLIMIT_CPU is checked
+# against (2 s read 1.94 s); a limit the program lowered (the filter refuses that too) is a whole second lower
+CPU_SLACK = 0.5
 TEXT_CHARS = 4000  # of an error or log kept in results
 CALL_RECORD = 2048  # bytes of a call's arguments kept in ProgramResult.calls; larger ones are kept as their size
 CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the child to end before it SIGKILLs its group
@@ -56,21 +57,40 @@ def _checked(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _ending(code: int, elapsed: float, limits: SandboxLimits, signal_statuses: bool) -> tuple[str, str]:
+def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_statuses: bool) -> tuple[str, str]:
     """How a program that sent no result ended, from the parent's own view: its signal (a negative code, or
     128 + N where the isolation reports signals so and keeps the program from exiting with such a status),
-    else its exit status, which is the program's to choose and so always `crashed`. The CPU limit counts only
-    once the parent's clock shows the program could have used that much CPU (it has one thread): a program may
-    lower its own limit."""
+    else its exit status, which is the program's to choose and so always `crashed`. A CPU timeout is a CPU
+    limit's signal after `cpu_seconds` reached the limit: the kernel's count of the program's CPU time. Without
+    that count (`--sandbox none`, trusted code, or a launcher that could not report) SIGXCPU alone is read as
+    the limit."""
     if code < 0 or (signal_statuses and code > 128):
         signum = -code if code < 0 else code - 128
     else:
         return "crashed", f"the program's process ended unexpectedly (exit {code})"
     name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
-    kind, reason = ENDINGS.get(signum, ("crashed", f"the program's process was killed by {name}"))
-    if signum == signal.SIGXCPU and elapsed < limits.cpu_seconds:
-        return "crashed", f"the program's process got {name} before it could reach the CPU limit"
-    return kind, reason
+    if cpu_seconds is None and signum == signal.SIGXCPU:
+        return "timeout", "CPU time limit reached"
+    if signum in CPU_SIGNALS and cpu_seconds is not None and cpu_seconds >= limits.cpu_seconds - CPU_SLACK:
+        return "timeout", f"CPU time limit reached ({cpu_seconds:.1f} s of CPU)"
+    used = "" if cpu_seconds is None else f" after {cpu_seconds:.2f} s of CPU (limit {limits.cpu_seconds} s)"
+    return "crashed", f"the program's process was killed by {name}{used}"
+
+
+def _unencodable(text: str) -> int | None:
+    """The index of the first lone surrogate in `text` (None: it is valid Unicode, and so can be saved)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _printable(text: str) -> str:
+    """Text with any lone surrogate replaced (U+FFFD), as logs and errors are kept."""
+    if _unencodable(text) is None:
+        return text
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
 def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -82,9 +102,10 @@ def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
 class Worker:
     """A started child waiting for its one job (started ahead of time by the pool)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
+    def __init__(self, process: asyncio.subprocess.Process, launch: Launch, record: FilterRecord | None = None):
         self.process = process
         self.launch = launch
+        self.record = record  # the filter's record (None: no filter)
 
     @classmethod
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
@@ -104,13 +125,23 @@ class Worker:
         return cls(process, launch)
 
     async def run(self, job: dict[str, Any], handlers: dict[str, Handler], limits: SandboxLimits) -> ProgramResult:
-        """One job; however it ends (answer, error, timeout, cancellation) the process tree is killed at once."""
+        """One job, given only once the child's filter listener has arrived (where it has a filter); however it
+        ends (answer, error, timeout, cancellation) the process tree is killed at once. Any call the filter
+        refused makes it `forbidden`, whatever else the program did."""
         try:
-            return await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
+            if self.launch.listener is not None:
+                self.record = await FilterRecord.receive(self.launch.listener, limits.wall_seconds)
+                if self.record is None:
+                    return ProgramResult(None, "the sandbox did not start: its filter's listener never arrived",
+                                         "crashed")
+            result = await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
-            return ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")
+            result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")
         finally:
             self.kill()
+        if self.record is not None and self.record.count and result.kind != "forbidden":
+            return ProgramResult(None, self.record.summary(), "forbidden", result.log, result.calls)
+        return result
 
     async def _send(self, message: dict[str, Any]) -> None:
         """A frame to the child; if it is gone, the next read reports how it ended."""
@@ -137,7 +168,6 @@ class Worker:
 
     async def _converse(self, job, handlers, limits) -> ProgramResult:
         calls: list[dict[str, Any]] = []
-        started = time.monotonic()
         try:
             await self._send(job)
         except frames.FrameTooLarge as exc:
@@ -153,19 +183,35 @@ class Worker:
                 return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}", "forbidden",
                                      calls=calls)
             if message is None:
-                kind, reason = _ending(await self.process.wait(), time.monotonic() - started, limits,
-                                       self.launch.signal_statuses)
+                code = await self.process.wait()
+                kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses)
                 return ProgramResult(None, reason, kind, calls=calls)
+            log = _printable(message.get("log", "")[-TEXT_CHARS:])
             if message["type"] == "done":
-                return ProgramResult(message["answer"], log=message["log"][-TEXT_CHARS:], calls=calls)
+                at = _unencodable(message["answer"])
+                if at is not None:
+                    return ProgramResult(None, f"the answer is not valid Unicode text: a lone surrogate at index "
+                                               f"{at:,}", "exception", log, calls)
+                return ProgramResult(message["answer"], log=log, calls=calls)
             if message["type"] == "error":
-                return ProgramResult(None, message["error"][:TEXT_CHARS], message["kind"],
-                                     message["log"][-TEXT_CHARS:], calls)
+                kind = message["kind"]
+                if kind == "forbidden" and self.record is not None and not self.record.count:
+                    kind = "exception"  # the program's word, which no refusal bears out
+                return ProgramResult(None, _printable(message["error"][:TEXT_CHARS]), kind, log, calls)
             if len(calls) >= limits.max_calls:
                 return ProgramResult(None, f"the program made more than {limits.max_calls} API calls", "call_limit",
                                      calls=calls)
             calls.append(_recorded(message["name"], message["args"]))
             await self._send(await self._dispatch(message["name"], message["args"], handlers))
+
+    def _cpu_seconds(self) -> float | None:
+        """The CPU seconds the launcher read from the kernel once bubblewrap ended (None: it wrote none)."""
+        if self.launch.report is None:
+            return None
+        try:
+            return float(json.loads(os.read(self.launch.report, 256))["cpu_seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     @staticmethod
     async def _dispatch(name: str, args: dict[str, Any], handlers: dict[str, Handler]) -> dict[str, Any]:
@@ -205,6 +251,9 @@ class Worker:
                     os.killpg(self.process.pid, signal.SIGKILL)
             self.process._transport.close()  # noqa: SLF001 -- asyncio has no public way to drop a process
         finally:
+            if self.record is not None:
+                self.record.close()
+                self.record = None
             self.launch.cleanup()
 
 

@@ -29,8 +29,12 @@ class FrameTooLarge(FrameError):
 
 
 def encode(message: dict[str, Any], limit: int = MAX_FRAME) -> bytes:
-    """One frame: 4-byte big-endian length, then the UTF-8 JSON body."""
-    body = json.dumps(message, ensure_ascii=False).encode()
+    """One frame: 4-byte big-endian length, then the UTF-8 JSON body (ASCII, with escapes, where a string holds
+    a lone surrogate, which UTF-8 cannot carry: the reader decides what to do with it)."""
+    try:
+        body = json.dumps(message, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        body = json.dumps(message).encode()
     if len(body) > limit:
         raise FrameTooLarge(len(body), limit)
     return HEADER.pack(len(body)) + body

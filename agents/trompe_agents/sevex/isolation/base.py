@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import socket
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +14,8 @@ from typing import ClassVar
 
 SEVEX = Path(__file__).resolve().parents[1]
 CHILD = SEVEX / "sandbox_child.py"
-CHILD_FILES = (CHILD, SEVEX / "sandbox_frames.py")  # all the child imports besides the standard library
+# all the child imports besides the standard library
+CHILD_FILES = (CHILD, SEVEX / "sandbox_frames.py", SEVEX / "sandbox_filter.py", SEVEX / "sandbox_syscalls.py")
 
 
 @dataclass(frozen=True)
@@ -29,11 +32,13 @@ class SandboxLimits:
     disk_bytes: int = 64 * 1024 * 1024  # size of the private tmpfs (bubblewrap)
     disk_files: int = 1024  # files and folders in that tmpfs (each costs kernel memory even when empty)
 
-    def for_child(self, own_user: bool) -> str:
+    def for_child(self, own_user: bool, listener: int | None = None) -> str:
         """The rlimits as the child's argument; RLIMIT_NPROC only where it counts the sandbox's own processes
-        (outside a user namespace it would count every process of this user)."""
+        (outside a user namespace it would count every process of this user); `listener`: the socket over
+        which the child hands the parent its seccomp filter's listener (None: no filter)."""
         return json.dumps({"cpu": self.cpu_seconds, "memory": self.memory_bytes, "file": self.file_bytes,
-                           "files": self.open_files, "processes": self.processes if own_user else None})
+                           "files": self.open_files, "processes": self.processes if own_user else None,
+                           "listener": listener})
 
 
 class SandboxUnavailable(RuntimeError):
@@ -53,10 +58,17 @@ class Launch:
     # exit status 128 + N means the program died of signal N (bubblewrap's init reports a signal death so; its
     # seccomp filter refuses a program any exit status of 128 or more, so such a status is never the program's)
     signal_statuses: bool = False
+    listener: socket.socket | None = None  # where the child's filter listener arrives (None: no filter)
+    report: int | None = None  # read end of the launcher's report: the CPU seconds of the sandbox's processes
 
     def cleanup(self) -> None:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+        if self.listener is not None:
+            self.listener.close()
+        if self.report is not None:
+            os.close(self.report)
+            self.report = None
 
 
 class Isolation(ABC):
@@ -72,3 +84,7 @@ class Isolation(ABC):
     @abstractmethod
     def launch(self, limits: SandboxLimits) -> Launch:
         """The command that starts one waiting child under this mechanism."""
+
+    def bounds(self, limits: SandboxLimits) -> str:
+        """One line saying what bounds a program's use of the machine here, said once before programs run."""
+        return f"the {self.name} sandbox says nothing of what it bounds"

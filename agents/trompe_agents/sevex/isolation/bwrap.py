@@ -4,12 +4,12 @@ The child runs as an unprivileged uid in new user, pid, net, ipc, uts and cgroup
 environment; it sees only the interpreter, its standard library and the shared libraries they load (all
 read-only) and a minimal read-only /dev, and no /proc at all (so neither host sysctls nor the sandbox's init
 are within reach); its only writable place is a private tmpfs capped in bytes and files. Started by root,
-the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. A
-seccomp filter stops it creating processes, memfds and SysV IPC objects, and forging the exit status that
-says how it ended (seccomp.py). `--die-with-parent` ends it with
-SEVEX, and bubblewrap runs as pid 1 of the launcher's own pid namespace, so whatever ends the launcher or
-bubblewrap (a wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of
-its start.
+the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. The
+child puts itself under an allow-list seccomp filter before its job arrives and hands the parent the filter's
+listener over a socket passed in (sandbox_filter.py); the launcher reports the CPU time the sandbox's
+processes used on a pipe of its own. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
+pid 1 of the launcher's own pid namespace, so whatever ends the launcher, that pid 1 or bubblewrap (a
+wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of its start.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ from __future__ import annotations
 import functools
 import json
 import os
+import platform
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+from .. import sandbox_syscalls
 from .base import CHILD_FILES, Isolation, Launch, SandboxLimits, SandboxUnavailable
-from .seccomp import deny_filter, filter_fd
 
 UID = 65534  # "nobody" inside the user namespace
 LAUNCHER = Path(__file__).with_name("launcher.py")
@@ -37,7 +39,8 @@ WORK_DIR = "/work"  # the private tmpfs: the program's working directory and onl
 # curses...) stay unloadable: each library is one less thing to attack, and one less mount per start
 COMPUTE_MODULES = {"math", "cmath", "_json", "_random", "_bisect", "_statistics", "_struct", "_datetime",
                    "_decimal", "_heapq", "array", "binascii", "unicodedata", "zlib", "_sha512", "_sha256",
-                   "_sha2", "_md5", "_blake2", "_contextvars", "_opcode"}
+                   "_sha2", "_md5", "_blake2", "_contextvars", "_opcode",
+                   "_ctypes", "_socket"}  # the last two: the child installing its filter and handing it over
 
 
 @functools.cache
@@ -106,36 +109,61 @@ class Bwrap(Isolation):
     def __init__(self, executable: str | None = None):
         self.executable = executable or shutil.which("bwrap")
 
-    def command(self, limits: SandboxLimits, program: list[str]) -> Launch:
-        """bubblewrap running `program` (arguments after the interpreter), started through the launcher, with
-        the seccomp filter on a pipe."""
+    def command(self, limits: SandboxLimits, program: list[str], fds: tuple[int, ...] = ()) -> Launch:
+        """bubblewrap running `program` (arguments after the interpreter) with `fds` open, started through the
+        launcher, which reports on a pipe of its own."""
         newer = _options(self.executable)  # used where this bubblewrap has them
         pairs, links = _view()
         root = os.geteuid() == 0
         folder = Path(STAGE)
         user = host_user() if root else (0, 0)
+        report, report_end = os.pipe()
         plan = {"stage": str(folder), "binds": [source for source, _ in pairs], "user": user, "owner": user,
-                "bytes": limits.disk_bytes, "files": limits.disk_files}
+                "bytes": limits.disk_bytes, "files": limits.disk_files, "report": report_end}
         view = [arg for i, (_, dest) in enumerate(pairs) for arg in ("--ro-bind", f"{folder}/{i}", dest)]
         argv = [self.executable, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(UID),
                 *(["--disable-userns"] if "--disable-userns" in newer else []), "--die-with-parent",
                 "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *view, *links,
                 "--dev", "/dev", "--remount-ro", "/dev", "--bind", f"{folder}/work", WORK_DIR,
                 "--chdir", WORK_DIR, "--remount-ro", "/"]
-        fds: tuple[int, ...] = ()
-        program_filter = deny_filter()
-        if program_filter is not None:
-            fds += (filter_fd(program_filter),)
-            argv += ["--seccomp", str(fds[-1])]
         launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
-        return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program],
-                      pass_fds=fds, signal_statuses=program_filter is not None, stop_signal=signal.SIGTERM)
+        return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program], pass_fds=(report_end, *fds),
+                      signal_statuses=True, stop_signal=signal.SIGTERM, report=report)
 
     def launch(self, limits: SandboxLimits) -> Launch:
-        return self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR, limits.for_child(True)])
+        """The child, with the socket over which it hands over its filter's listener."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        child = theirs.detach()
+        launch = self.command(limits, [f"{CODE_DIR}/{CHILD_FILES[0].name}", WORK_DIR,
+                                       limits.for_child(True, child)], (child,))
+        launch.listener = ours
+        return launch
 
     def unavailable(self) -> str | None:
         return _probe(self.executable)
+
+    def bounds(self, limits: SandboxLimits) -> str:
+        """What holds without a cgroup (none is used: see delegated_cgroup), and whether the host offers one."""
+        cgroup = delegated_cgroup()
+        where = f"the delegated cgroup v2 {cgroup} is not used" if cgroup else \
+            "no delegated cgroup v2 with memory and pids controllers here"
+        return (f"sandbox bounds ({where}): memory by RLIMIT_AS ({limits.memory_bytes // 2**20:,} MiB) and the "
+                f"work tmpfs ({limits.disk_bytes // 2**20:,} MiB, {limits.disk_files:,} files), CPU by RLIMIT_CPU "
+                f"({limits.cpu_seconds} s), kernel objects by the filter, which refuses every call that makes "
+                "processes, threads, sockets, pipes, AIO contexts, inotify or fanotify instances, locks or syncs")
+
+
+def delegated_cgroup() -> str | None:
+    """Our cgroup v2 folder, where the host delegates one to us with memory and pids controllers (None: not)."""
+    try:
+        line = next(line for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
+        folder = Path("/sys/fs/cgroup") / line[3:].lstrip("/")
+        controllers = (folder / "cgroup.controllers").read_text().split()
+    except (OSError, StopIteration):
+        return None
+    if {"memory", "pids"} <= set(controllers) and os.access(folder, os.W_OK):
+        return str(folder)
+    return None
 
 
 @functools.cache
@@ -158,17 +186,26 @@ def _probe(executable: str | None) -> str | None:
         return "bubblewrap (bwrap) is not installed"
     if shutil.which("ldd") is None:
         return "ldd is missing, so the libraries the interpreter needs cannot be found"
-    launch = Bwrap(executable).command(SandboxLimits(), ["-c", "import json, math, random"])
+    if platform.machine() not in sandbox_syscalls.ARCHES:
+        return (f"no system-call allow-list for {platform.machine()} (there are lists for "
+                f"{', '.join(sandbox_syscalls.ARCHES)})")
+    launch = Bwrap(executable).launch(SandboxLimits())
     try:
-        done = subprocess.run(launch.argv, capture_output=True, text=True, env={}, timeout=60,
-                              pass_fds=launch.pass_fds, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        with subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env={}, pass_fds=launch.pass_fds) as started:
+            for fd in launch.pass_fds:
+                os.close(fd)
+            launch.listener.settimeout(60)
+            message, fds, _, _ = socket.recv_fds(launch.listener, 64, 1)
+            for fd in fds:
+                os.close(fd)
+            started.stdin.close()  # the child ends without a job
+            error = started.stderr.read().decode(errors="replace")
+    except OSError as exc:  # TimeoutError included
         return f"bubblewrap could not start: {exc}"
     finally:
-        for fd in launch.pass_fds:
-            os.close(fd)
         launch.cleanup()
-    if done.returncode != 0:
-        lines = (done.stderr or "").strip().splitlines() or [f"exit status {done.returncode}"]
+    if len(fds) != 1:
+        lines = error.strip().splitlines() or [f"exit status {started.returncode}"]
         return f"bubblewrap could not start a sandbox ({lines[-1].strip()})"
     return None

@@ -11,19 +11,23 @@ home such as /root): the program's uid is that host uid, never uid 0, so host sy
 root-owned files refuse it whatever the sandbox maps. Every mount lives only in this process's namespace,
 so the host's mount table is never touched.
 
-It then stays as bubblewrap's parent and exits with bubblewrap's status, or on SIGTERM (SEVEX's kill)
-SIGKILLs bubblewrap, reaps it and exits. bubblewrap runs as pid 1 of a pid namespace of the launcher's own,
-so however it ends (that SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel
-kills every process of the sandbox with it. bubblewrap alone cannot promise that: its sandbox init sets a
-parent-death signal only late in its setup, and until then a killed bubblewrap orphans it, for good while it
-waits for a go-ahead that will never come. In that namespace bubblewrap sees a /proc of it (it reads
-/proc/PID of its init), mounted in a mount namespace of its own.
+It then stays as the parent of a forked copy of itself, pid 1 of a pid namespace of the launcher's own, which
+runs bubblewrap as its child and reaps every process that comes to it; the launcher exits with bubblewrap's
+status, having written to the plan's report pipe (which bubblewrap never gets) the CPU seconds of that pid 1
+and every process reaped below it: the program's own, counted by the kernel, which is what makes an ending a
+CPU timeout. On SIGTERM (SEVEX's kill) it SIGKILLs that pid 1, reaps it and exits. However pid 1 ends (that
+SIGKILL, the OOM killer, its parent-death signal when the launcher dies) the kernel kills every process of
+the sandbox with it, and when bubblewrap ends pid 1 kills what is left. bubblewrap alone cannot promise that:
+its sandbox init sets a parent-death signal only late in its setup, and until then a killed bubblewrap orphans
+it, for good while it waits for a go-ahead that will never come. In that namespace bubblewrap sees a /proc of
+it (it reads /proc/PID of its init), mounted in a mount namespace of its own.
 """
 
 import contextlib
 import ctypes
 import json
 import os
+import resource  # noqa: F401 -- os.wait4 imports it, by then as a user who may not read the interpreter's files
 import select
 import signal
 import sys
@@ -67,7 +71,7 @@ def become(user: tuple[int, int] | None) -> None:
 
 def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, alive: int) -> None:
     """In the forked child, pid 1 of our pid namespace: a /proc of that namespace, the unprivileged user, a
-    parent-death signal (set after the change of uid, which clears it), then bubblewrap."""
+    parent-death signal (set after the change of uid, which clears it), then bubblewrap as its child."""
     check(libc.unshare(CLONE_NEWNS), "unshare")
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     become(user)
@@ -75,10 +79,31 @@ def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, aliv
     if select.select([alive], [], [], 0)[0]:  # the launcher died before the signal was set
         os._exit(1)
     os.close(alive)
-    os.execve(program, argv, {})
+    started = os.fork()
+    if started == 0:
+        os.execve(program, argv, {})
+    os._exit(reap(started))
 
 
-def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None) -> int:
+def reap(started: int) -> int:
+    """As pid 1 of our namespace, bubblewrap's exit status as a shell reports it, once every process is reaped:
+    bubblewrap may exit on its init's word before it has reaped that init, which then comes to us; reaping it
+    (killed first, as bubblewrap's end must end the sandbox) is what puts the program's CPU time, which the
+    init reaped, into what the launcher's wait4 counts."""
+    status = 1
+    while True:
+        try:
+            pid, wait_status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return status
+        if pid == started:
+            status = os.waitstatus_to_exitcode(wait_status) if os.WIFEXITED(wait_status) else \
+                128 + os.WTERMSIG(wait_status)
+            with contextlib.suppress(ProcessLookupError):  # nothing left
+                os.kill(-1, signal.SIGKILL)
+
+
+def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None, report: int) -> int:
     """Run bubblewrap as a child; its exit status as a shell reports it (128 + signal). On SIGTERM, SIGKILL
     it and reap it, which the kernel lets happen only once every process of its pid namespace is gone.
 
@@ -103,8 +128,9 @@ def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] 
     become(user)
     die_with(parent)  # a change of uid clears the parent-death signal; our death kills the child, and so all
     while signal.sigwaitinfo(awaited).si_signo == signal.SIGCHLD:
-        reaped, status = os.waitpid(child, os.WNOHANG)
-        if reaped:
+        reaped, status, usage = os.wait4(child, os.WNOHANG)
+        if reaped:  # our child exits with bubblewrap's status, as reap() reports it, or dies of a signal
+            os.write(report, json.dumps({"cpu_seconds": usage.ru_utime + usage.ru_stime}).encode())
             return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     stop(child, bubblewrap_fd, alive_write)
     return 1
@@ -158,6 +184,7 @@ def main() -> None:
     argv = sys.argv[sys.argv.index("--") + 1:]
     die_with(parent)  # nothing to clean up before bubblewrap starts
     root = os.geteuid() == 0
+    os.set_inheritable(plan["report"], False)  # ours: bubblewrap and the program never hold it
     program = os.open(argv[0], os.O_RDONLY | os.O_CLOEXEC)  # executed by fd: the stage may cover its folder
     with open(program, "rb", closefd=False) as head:
         os.set_inheritable(program, head.read(2) == b"#!")  # a script's interpreter reopens it as /dev/fd/N
@@ -165,7 +192,7 @@ def main() -> None:
     # opened in this mount namespace (a bind's source must be), before the stage covers any of them
     sources = [os.open(source, os.O_PATH | os.O_CLOEXEC) for source in plan["binds"]]
     stage(plan, sources)
-    sys.exit(supervise(program, argv, parent, tuple(plan["user"]) if root else None))
+    sys.exit(supervise(program, argv, parent, tuple(plan["user"]) if root else None, plan["report"]))
 
 
 if __name__ == "__main__":

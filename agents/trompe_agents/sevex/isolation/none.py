@@ -20,6 +20,10 @@ class NoIsolation(Isolation):
     def unavailable(self) -> str | None:
         return None
 
+    def bounds(self, limits: SandboxLimits) -> str:
+        return (f"no sandbox: programs run as you, bounded only by rlimits ({limits.memory_bytes // 2**20:,} MiB "
+                f"of address space, {limits.cpu_seconds} s of CPU); trusted code only")
+
     def launch(self, limits: SandboxLimits) -> Launch:
         folder = Path(tempfile.mkdtemp(prefix="sevex-sandbox-"))
         return Launch([sys.executable, "-I", "-S", str(CHILD), str(folder), limits.for_child(self.own_user)],
