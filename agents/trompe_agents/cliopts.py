@@ -11,7 +11,6 @@ import argparse
 import json
 import math
 import os
-import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -312,15 +311,6 @@ def out_folder(raw: str) -> Path:
         raise argparse.ArgumentTypeError(f"{raw!r}: {existing} is not writable (read-only); choose a folder "
                                          "you can write to")
     return path
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM ends the command as Ctrl-C does, so its cleanup (spill folders, checkpoints) runs before exit.
-
-    It is passed on as SIGINT: inside asyncio.run that cancels the main task at its next await (a
-    KeyboardInterrupt raised at an arbitrary point can leave an in-process server half torn down).
-    """
-    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def comma_list(raw: str | None) -> list[str] | None:
