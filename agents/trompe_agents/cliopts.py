@@ -23,7 +23,7 @@ from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS, default_keep_images
 from .executors import executor_names
 from .model_images import FORMATS, keep_rounds_option
 from .plugins import create_backend
-from .toolclient import ToolClient
+from .toolclient import CALL_DEADLINE, ToolClient
 from .toolserver import ServerChoice
 
 KEYLESS = ("hf", "function", "replay")
@@ -178,7 +178,12 @@ BACKEND = (
 )
 
 SERVER = (
-    Option("server-url", dict(help="a running `trompe-server --http`, e.g. http://127.0.0.1:8765/mcp"), "where"),
+    Option("server-url", dict(help="a running `trompe-server --http`, e.g. http://127.0.0.1:8765/mcp, or several "
+                                   "replicas' URLs, comma-separated: a call that fails or hangs on one is sent to "
+                                   "the next"), "where"),
+    Option("tool-timeout", dict(type=positive_float, default=CALL_DEADLINE, metavar="SECONDS",
+                                help="seconds one tool call to --server-url may take before it is sent again, to "
+                                     f"the next replica if several are given (default {CALL_DEADLINE:g})")),
     Option("server-cmd", dict(help="start a server subprocess over stdio, e.g. 'trompe-server --tools core'"),
            "where"),
     Option("token", dict(default=os.environ.get("TROMPE_TOKEN"), help="bearer token for --server-url (env "
@@ -298,7 +303,8 @@ def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
 
 def server_choice_from_args(args: argparse.Namespace) -> ServerChoice:
     """The chosen tool server as plain data (each worker process opens its own client from it)."""
-    return ServerChoice(url=args.server_url, token=args.token, command=args.server_cmd, tags=comma_list(args.tools))
+    return ServerChoice(url=args.server_url, token=args.token, command=args.server_cmd, tags=comma_list(args.tools),
+                        timeout=args.tool_timeout)
 
 
 def out_folder(raw: str) -> Path:

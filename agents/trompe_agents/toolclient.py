@@ -1,7 +1,8 @@
 """Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model.
 
-A connection that breaks (a replica killed, a balancer dropping it, a timeout) is replaced by a new one and
-the request sent again with the same request id, which the server uses to answer a call it already stored
+A connection that breaks (a replica killed, a balancer dropping it, a hung replica's call past the per-call
+deadline) is replaced by a new one, to the next replica when several URLs are given, and the request sent again
+with the same request id, which the server uses to answer a call it already stored
 with what it stored. Failures of the server's side (the session is gone, its registry is down, no replica
 answers) raise ToolInfrastructureError: they fail the sample instead of reaching the model as a tool error.
 
@@ -17,7 +18,7 @@ import logging
 import secrets
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ T = TypeVar("T")
 
 # Session tools the model may use itself; the others (open/add/close) are the client's business.
 MODEL_SESSION_TOOLS = ("list_images", "view_image")
+CALL_DEADLINE = 120.0  # seconds one HTTP tool call may take by default before it is sent again (--tool-timeout)
 MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"RIFF", "image/webp"), (b"GIF8", "image/gif"))
 
 
@@ -105,7 +107,8 @@ class ToolClient:
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
                  label: str = "", timeout: float | None = None):
         """`timeout`: seconds one request may take before its connection is replaced and it is sent again."""
-        self._target = target
+        self._replicas = [target]  # each new connection after a failed one goes to the next (http with several)
+        self._turn = 0
         self._app = app  # in-process server we own and must close
         self._token: str | None = None
         self._stack: AsyncExitStack | None = None
@@ -145,11 +148,24 @@ class ToolClient:
         return cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
 
     @classmethod
-    def http(cls, url: str, token: str | None = None, timeout: float | None = 300.0) -> ToolClient:
-        """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp."""
-        client = cls(url, label=url, timeout=timeout)
+    def http(cls, url: str | Sequence[str], token: str | None = None, timeout: float | None = CALL_DEADLINE) -> ToolClient:
+        """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp, or to the first of several
+        replicas' URLs (a list, or comma-separated); `timeout` is the per-call deadline.
+
+        Replicas share their sessions (a Redis registry), so a call that fails or passes its deadline on one is
+        sent again to the next: a hung replica costs a sample at most one deadline, never one per retry."""
+        urls = [u.strip() for u in (url.split(",") if isinstance(url, str) else url) if u.strip()]
+        if not urls:
+            raise ValueError("--server-url is empty; give e.g. http://127.0.0.1:8765/mcp")
+        client = cls(urls[0], label=", ".join(urls), timeout=timeout)
+        client._replicas = urls
         client._token = token
         return client
+
+    @property
+    def _target(self) -> Any:
+        """The server the next connection goes to."""
+        return self._replicas[self._turn % len(self._replicas)]
 
     async def _connect_target(self, stack: AsyncExitStack) -> Any:
         """What mcp.Client connects to: a subprocess through the linear-time stdio reader, and with a token, an
@@ -222,6 +238,8 @@ class ToolClient:
             raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
         async with self._connecting:  # concurrent callers that saw it break share one new connection
             if self._connection is None or self._connection.done.is_set():
+                if self._connection is not None:  # it broke or hung: the next replica, if there are several
+                    self._turn += 1
                 self._tools = None
                 self._connection = await self._tasks.start(self._hold)
             return self._connection
