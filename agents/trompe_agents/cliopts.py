@@ -11,7 +11,6 @@ import argparse
 import json
 import math
 import os
-import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS, default_keep_images
 from .executors import executor_names
 from .model_images import FORMATS, keep_rounds_option
 from .plugins import create_backend
-from .toolclient import ToolClient
+from .toolclient import CALL_DEADLINE, ToolClient
 from .toolserver import ServerChoice
 
 KEYLESS = ("hf", "function", "replay")
@@ -179,7 +178,12 @@ BACKEND = (
 )
 
 SERVER = (
-    Option("server-url", dict(help="a running `trompe-server --http`, e.g. http://127.0.0.1:8765/mcp"), "where"),
+    Option("server-url", dict(help="a running `trompe-server --http`, e.g. http://127.0.0.1:8765/mcp, or several "
+                                   "replicas' URLs, comma-separated: a call that fails or hangs on one is sent to "
+                                   "the next"), "where"),
+    Option("tool-timeout", dict(type=positive_float, default=CALL_DEADLINE, metavar="SECONDS",
+                                help="seconds one tool call to --server-url may take before it is sent again, to "
+                                     f"the next replica if several are given (default {CALL_DEADLINE:g})")),
     Option("server-cmd", dict(help="start a server subprocess over stdio, e.g. 'trompe-server --tools core'"),
            "where"),
     Option("token", dict(default=os.environ.get("TROMPE_TOKEN"), help="bearer token for --server-url (env "
@@ -299,7 +303,8 @@ def toolclient_from_args(args: argparse.Namespace) -> ToolClient:
 
 def server_choice_from_args(args: argparse.Namespace) -> ServerChoice:
     """The chosen tool server as plain data (each worker process opens its own client from it)."""
-    return ServerChoice(url=args.server_url, token=args.token, command=args.server_cmd, tags=comma_list(args.tools))
+    return ServerChoice(url=args.server_url, token=args.token, command=args.server_cmd, tags=comma_list(args.tools),
+                        timeout=args.tool_timeout)
 
 
 def out_folder(raw: str) -> Path:
@@ -312,15 +317,6 @@ def out_folder(raw: str) -> Path:
         raise argparse.ArgumentTypeError(f"{raw!r}: {existing} is not writable (read-only); choose a folder "
                                          "you can write to")
     return path
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM ends the command as Ctrl-C does, so its cleanup (spill folders, checkpoints) runs before exit.
-
-    It is passed on as SIGINT: inside asyncio.run that cancels the main task at its next await (a
-    KeyboardInterrupt raised at an arbitrary point can leave an in-process server half torn down).
-    """
-    signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 def comma_list(raw: str | None) -> list[str] | None:

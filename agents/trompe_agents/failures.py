@@ -60,6 +60,7 @@ class ErrorKind(StrEnum):
     NO_ANSWER = "no_answer"  # no agent answered and none said why
     INPUT = "input"  # the sample's input was refused (an unreadable image, ...)
     DISK_FULL = "disk_full"  # the run's disk filled up mid-sample: redone on resume
+    DISK_ERROR = "disk_error"  # the run's disk failed (EIO) or turned read-only (EROFS) mid-sample: redone on resume
     RUN = "run"  # anything else that went wrong while answering the sample
 
     @classmethod
@@ -85,7 +86,7 @@ class ErrorKind(StrEnum):
     @property
     def redone_on_resume(self) -> bool:
         """Whether a rerun of the same command answers the sample again without being asked (--retry-errors)."""
-        return self is ErrorKind.DISK_FULL
+        return self in DISK_KINDS
 
     @property
     def stops_run(self) -> bool:
@@ -115,14 +116,22 @@ _HINTS = {
     ErrorKind.TOOL_INFRASTRUCTURE: "the tool server lost the session or its registry; check the server (and its "
                                    "Redis), then rerun with --retry-errors",
     ErrorKind.DISK_FULL: "free disk space, then rerun the same command: these samples are answered again",
+    ErrorKind.DISK_ERROR: "the disk failed or turned read-only; fix it (or move --out), then rerun the same "
+                          "command: these samples are answered again",
     ErrorKind.REPLY_TOO_LONG: "the model wrote more than a reply may hold (trompe_agents.replies.MAX_REPLY_CHARS); "
                               "ask for a shorter answer or lower --thinking",
 }
 
 
+DISK_KINDS = frozenset({ErrorKind.DISK_FULL, ErrorKind.DISK_ERROR})  # the run's disk refused a write: the run stops
+WRITE_ERRNOS = {errno.ENOSPC: ErrorKind.DISK_FULL, errno.EDQUOT: ErrorKind.DISK_FULL,
+                errno.EIO: ErrorKind.DISK_ERROR, errno.EROFS: ErrorKind.DISK_ERROR}
+
+
 def failure_kind(exc: BaseException) -> ErrorKind:
-    """The kind a failure is recorded under: disk_full (redone on resume), the error's own kind, or run."""
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return ErrorKind.DISK_FULL
+    """The kind a failure is recorded under: disk_full or disk_error (redone on resume), the error's own kind,
+    or run."""
+    if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
+        return WRITE_ERRNOS[exc.errno]
     kind = getattr(exc, "kind", None)
     return ErrorKind(kind) if isinstance(kind, str) and kind else ErrorKind.RUN

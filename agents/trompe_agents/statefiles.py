@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -82,3 +83,38 @@ def cut_torn_tail(path: Path) -> int:
             os.fsync(file.fileno())
         return size - end
 
+
+
+class AppendLog:
+    """An append-only log written one whole line per write(2): a line is in the file whole or not at all.
+
+    A write the disk refuses part-way (a full disk, a quota, an I/O error) is cut back to where the line began,
+    so no torn line is left for a later reader, even one that never repairs the tail; only this process appends
+    (the run folder's lock says so), so the size before the write is where the line began."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def append(self, line: str) -> None:
+        data = line.encode("utf-8")
+        start = os.fstat(self.fd).st_size
+        try:
+            written = os.write(self.fd, data)
+            if written != len(data):  # the disk took part of it: as full as a refused write
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, start)
+            if exc.filename is None:
+                exc.filename = str(self.path)
+            raise
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+    def __enter__(self) -> AppendLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

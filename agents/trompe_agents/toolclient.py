@@ -1,9 +1,14 @@
 """Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model.
 
-A connection that breaks (a replica killed, a balancer dropping it, a timeout) is replaced by a new one and
-the request sent again with the same request id, which the server uses to answer a call it already stored
+A connection that breaks (a replica killed, a balancer dropping it, a hung replica's call past the per-call
+deadline) is replaced by a new one, to the next replica when several URLs are given, and the request sent again
+with the same request id, which the server uses to answer a call it already stored
 with what it stored. Failures of the server's side (the session is gone, its registry is down, no replica
 answers) raise ToolInfrastructureError: they fail the sample instead of reaching the model as a tool error.
+
+The client also remembers every image id the server handed it in each session. A server that later does not
+know one of them, or hands one out again, has lost state (its Redis came back from an older snapshot, or a
+failover went to a lagging replica): that too is a ToolInfrastructureError, never the model's mistake.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import logging
 import secrets
 import shlex
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,7 @@ T = TypeVar("T")
 
 # Session tools the model may use itself; the others (open/add/close) are the client's business.
 MODEL_SESSION_TOOLS = ("list_images", "view_image")
+CALL_DEADLINE = 120.0  # seconds one HTTP tool call may take by default before it is sent again (--tool-timeout)
 MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8", "image/jpeg"), (b"RIFF", "image/webp"), (b"GIF8", "image/gif"))
 
 
@@ -72,7 +78,8 @@ class ToolInfrastructureError(ToolClientError):
 
     def __init__(self, message: str, failure: str | None = None):
         super().__init__(message)
-        self.failure = failure  # 'session' when the server no longer has the session, else None
+        self.failure = failure  # 'session': the server no longer has the session; 'lost': it lost some of its
+        # images (it no longer lists one it handed out, or hands an id out twice); else None
 
 
 @dataclass
@@ -100,7 +107,8 @@ class ToolClient:
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
                  label: str = "", timeout: float | None = None):
         """`timeout`: seconds one request may take before its connection is replaced and it is sent again."""
-        self._target = target
+        self._replicas = [target]  # each new connection after a failed one goes to the next (http with several)
+        self._turn = 0
         self._app = app  # in-process server we own and must close
         self._token: str | None = None
         self._stack: AsyncExitStack | None = None
@@ -108,6 +116,7 @@ class ToolClient:
         self._connection: _Connection | None = None
         self._connecting: anyio.Lock | None = None
         self._tools: list[Tool] | None = None  # this connection's tools/list, until tools/list_changed
+        self._issued: dict[str, set[str]] = {}  # session -> the image ids the server handed out in it
         self.default_tags = default_tags
         self.label = label
         self.timeout = timeout
@@ -139,11 +148,25 @@ class ToolClient:
         return cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
 
     @classmethod
-    def http(cls, url: str, token: str | None = None, timeout: float | None = 300.0) -> ToolClient:
-        """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp."""
-        client = cls(url, label=url, timeout=timeout)
+    def http(cls, url: str | Sequence[str], token: str | None = None,
+             timeout: float | None = CALL_DEADLINE) -> ToolClient:
+        """Connect to `trompe-server --http` at a URL such as http://127.0.0.1:8765/mcp, or to the first of several
+        replicas' URLs (a list, or comma-separated); `timeout` is the per-call deadline.
+
+        Replicas share their sessions (a Redis registry), so a call that fails or passes its deadline on one is
+        sent again to the next: a hung replica costs a sample at most one deadline, never one per retry."""
+        urls = [u.strip() for u in (url.split(",") if isinstance(url, str) else url) if u.strip()]
+        if not urls:
+            raise ValueError("--server-url is empty; give e.g. http://127.0.0.1:8765/mcp")
+        client = cls(urls[0], label=", ".join(urls), timeout=timeout)
+        client._replicas = urls
         client._token = token
         return client
+
+    @property
+    def _target(self) -> Any:
+        """The server the next connection goes to."""
+        return self._replicas[self._turn % len(self._replicas)]
 
     async def _connect_target(self, stack: AsyncExitStack) -> Any:
         """What mcp.Client connects to: a subprocess through the linear-time stdio reader, and with a token, an
@@ -216,6 +239,8 @@ class ToolClient:
             raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
         async with self._connecting:  # concurrent callers that saw it break share one new connection
             if self._connection is None or self._connection.done.is_set():
+                if self._connection is not None:  # it broke or hung: the next replica, if there are several
+                    self._turn += 1
                 self._tools = None
                 self._connection = await self._tasks.start(self._hold)
             return self._connection
@@ -283,10 +308,12 @@ class ToolClient:
         name, image = next(items)
         first = await self._session_call("open_session", {"source": image_data_url(image), "name": name})
         info = SessionInfo(first["session"], {first["image"]: (first["width"], first["height"])})
+        self._issued[info.id] = {first["image"]}
         try:
             for name, image in items:
                 added = await self._session_call("add_image", {"session": info.id, "name": name,
                                                                "source": image_data_url(image)})
+                self._keep_issued(info.id, "add_image", added["image"])
                 info.sizes[added["image"]] = (added["width"], added["height"])
         except BaseException:
             await self.close_session(info.id)
@@ -342,14 +369,47 @@ class ToolClient:
 
     async def call(self, session: str, name: str, arguments: dict[str, Any]) -> ToolResultParts:
         """Run a tool with the session injected; the model's errors come back as an is_error result, the
-        server's (session lost, registry down, no replica answering) as ToolInfrastructureError."""
+        server's (session lost, images lost, registry down, no replica answering) as ToolInfrastructureError."""
         result = await self._call_tool(name, {**arguments, "session": session})
         structured = result.structured_content
+        await self._check_kept(session, name, result)
         ids = [b.name for b in result.content if b.type == "resource_link"]
         fallback = (structured or {}).get("image") or name
         images = [ImagePart(ids[i] if i < len(ids) else fallback, base64.b64decode(b.data), b.mime_type)
                   for i, b in enumerate(b for b in result.content if b.type == "image")]
         return ToolResultParts(_text(result.content), images, bool(result.is_error), structured)
+
+    async def _check_kept(self, session: str, name: str, result: Any) -> None:
+        """Raise when the server has lost images it handed out in this session; note the one a call made.
+
+        An error result (e.g. "unknown image") is checked against a listing of the session: an error about an
+        image the server itself made is the server's loss, which the model must never be shown as its own."""
+        structured = result.structured_content or {}
+        if result.is_error:
+            listing = await self._call_tool("list_images", {"session": session})
+            if not listing.is_error:
+                self._check_listed(session, name, listing.structured_content or {})
+        elif name == "list_images":
+            self._check_listed(session, name, structured)
+        elif structured.get("created") and isinstance(image := structured.get("image"), str):
+            self._keep_issued(session, name, image)
+
+    def _check_listed(self, session: str, name: str, listing: dict[str, Any]) -> None:
+        listed = {i.get("id") for i in listing.get("images") or [] if isinstance(i, Mapping)}
+        if lost := self._issued.get(session, set()) - listed:
+            raise self._lost(name, f"it no longer has {', '.join(sorted(lost))}")
+
+    def _keep_issued(self, session: str, name: str, image: str) -> None:
+        """Note an id the server made; one it made before in this session means it forgot the first."""
+        issued = self._issued.setdefault(session, set())
+        if image in issued:
+            raise self._lost(name, f"it handed out {image} a second time")
+        issued.add(image)
+
+    def _lost(self, name: str, what: str) -> ToolInfrastructureError:
+        return ToolInfrastructureError(
+            f"{name}: the tool server lost images it had stored for this sample ({what}): its registry came back "
+            "with older state (Redis restarted from an older snapshot, or a failover to a lagging replica)", "lost")
 
     async def image_png(self, session: str, image_id: str) -> bytes:
         """Full-size PNG of an image, read through the image:// resource."""
@@ -359,6 +419,7 @@ class ToolClient:
 
     async def close_session(self, session: str) -> None:
         """Free the session; if the server cannot be reached it expires there by itself (--idle-timeout)."""
+        self._issued.pop(session, None)
         try:
             await self._call_tool("close_session", {"session": session})
         except ToolInfrastructureError as exc:

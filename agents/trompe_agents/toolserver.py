@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .toolclient import ToolClient
+from .toolclient import CALL_DEADLINE, ToolClient
 
 
 @dataclass(frozen=True)
@@ -18,11 +18,12 @@ class ServerChoice:
     token: str | None = None
     command: str | None = None
     tags: list[str] | None = None
+    timeout: float = CALL_DEADLINE  # seconds one call to a --server-url may take before it goes to the next replica
 
     def client(self) -> ToolClient:
         """A new, unopened client; `--tools` tags limit what the model is offered."""
         if self.url:
-            client = ToolClient.http(self.url, self.token)
+            client = ToolClient.http(self.url, self.token, self.timeout)
         elif self.command:
             client = ToolClient.stdio(self.command)
         else:

@@ -200,9 +200,13 @@ def execute(args: argparse.Namespace) -> None:
             print_listing(listing(app, args))
             return
         # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
-        signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))
-        if not args.http:
-            signal.signal(signal.SIGINT, lambda *_: _exit_now(app))
+        # SIGHUP (the terminal closed) stops it as SIGTERM does, unless it was started ignoring it (nohup); so
+        # does SIGINT over stdio, unless ignored (a script's background job): what the caller asked for is kept.
+        stop = (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app))
+        signal.signal(signal.SIGTERM, stop)
+        for signum in (signal.SIGHUP, *(() if args.http else (signal.SIGINT,))):
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, stop)
         if args.http:
             from .http import serve_http
 

@@ -2,9 +2,9 @@
 
 0: done. 1: the command started and failed while working (a vendor refused mid-run, another process holds the
 run folder, the port is taken). 2: the command cannot run as given (a bad option value, a missing input file, an
-unknown name, options that contradict each other, a missing API key), as argparse's own usage errors. 130:
-interrupted (Ctrl-C or SIGTERM; what was done is kept). `illusion-agent run` adds 3 (finished, some samples have
-no answer) and 4 (stopped early: the first samples all failed the same way).
+unknown name, options that contradict each other, a missing API key), as argparse's own usage errors. 128 + N:
+interrupted by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; what was done is kept). `illusion-agent run` adds
+3 (finished, some samples have no answer) and 4 (stopped early: the first samples all failed the same way).
 """
 
 from __future__ import annotations

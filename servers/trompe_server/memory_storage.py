@@ -18,7 +18,7 @@ from PIL import Image
 
 from .admission import mode_bytes
 from .records import ImageRecord
-from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused
+from .storage import EVICTIONS_KEPT, OUTPUT_FORMAT, Bounds, Quota, Refused
 
 
 @dataclass
@@ -167,6 +167,7 @@ class MemoryStorage:
         self.clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._opened: dict[str, str] = {}  # request id -> the session that open made
+        self._evicted: OrderedDict[str, str] = OrderedDict()  # session id -> the quota that evicted it (newest last)
         self._pixels = PixelStore(memory_budget)
         self._lock = threading.RLock()
 
@@ -178,11 +179,11 @@ class MemoryStorage:
             if quota.per_client is not None:
                 mine = [s.id for s in self._sessions.values() if s.owner == client]
                 for oldest in mine[:max(0, len(mine) - quota.per_client + 1)]:
-                    self._drop(oldest)
+                    self._evict(oldest, "max_sessions_per_client")
             while len(self._sessions) >= quota.max_sessions:
                 held = Counter(s.owner for s in self._sessions.values())
                 most = max(held.values())
-                self._drop(next(s.id for s in self._sessions.values() if held[s.owner] == most))
+                self._evict(next(s.id for s in self._sessions.values() if held[s.owner] == most), "max_sessions")
             self._sessions[session_id] = Session(session_id, client, self.clock(), opened_by=request)
             if request:
                 self._opened[request] = session_id
@@ -269,8 +270,15 @@ class MemoryStorage:
     def _session(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            raise Refused("session")
+            raise Refused("session", evicted_by=self._evicted.get(session_id, ""))
         return session
+
+    def _evict(self, session_id: str, quota: str) -> None:
+        """Drop a live session for a quota, remembering which (the last EVICTIONS_KEPT of them)."""
+        self._drop(session_id)
+        self._evicted[session_id] = quota
+        while len(self._evicted) > EVICTIONS_KEPT:
+            self._evicted.popitem(last=False)
 
     def _expire_idle(self, idle_timeout: float) -> None:
         deadline = self.clock() - idle_timeout

@@ -4,7 +4,8 @@ Keys (prefix P): P:sessions (sorted set, member session id, score last use in Re
 (hash: counter, nbytes, refreshed), P:s:ID:records (hash image id -> record JSON with its digest),
 P:s:ID:order (list of image ids), P:s:ID:blobs (set of digests), P:px:DIGEST (pixels, written by the replica
 before APPEND runs: scripts never receive pixels as arguments), P:ref:DIGEST (how many records use those
-pixels), P:nonce:ID:N (the image id append N already got), P:open:N (the session open N already made).
+pixels), P:nonce:ID:N (the image id append N already got), P:open:N (the session open N already made),
+P:gone:ID (the quota that evicted live session ID: 'max_sessions_per_client' or 'max_sessions').
 Every key carries a TTL a little over the idle timeout, so Redis itself forgets abandoned sessions.
 Owners, for the per-client quota: P:owners (hash session id -> client), P:c:CLIENT (sorted set of the
 client's session ids by last use), P:largest (sorted set, all scores 0, one member per client that holds
@@ -132,9 +133,16 @@ if opened then
   if earlier and live(earlier, idle) then return earlier end
 end
 expire_idle(idle)
-while per_client and redis.call('ZCARD', mine) >= per_client do drop(redis.call('ZRANGE', mine, 0, 0)[1]) end
+local function evict(victim, quota)  -- a live session a quota drops leaves the quota's name behind
+  if live(victim, idle) then redis.call('SET', P .. ':gone:' .. victim, quota, 'EX', ttl) end
+  drop(victim)
+end
+while per_client and redis.call('ZCARD', mine) >= per_client do
+  evict(redis.call('ZRANGE', mine, 0, 0)[1], 'max_sessions_per_client')
+end
 while redis.call('ZCARD', P .. ':sessions') >= max_sessions do
-  drop(idle_oldest(P .. ':sessions', idle) or largest_holders_oldest())
+  local idle_one = idle_oldest(P .. ':sessions', idle)
+  if idle_one then drop(idle_one) else evict(largest_holders_oldest(), 'max_sessions') end
 end
 local before = standing(client)
 redis.call('ZADD', P .. ':sessions', now, sid)

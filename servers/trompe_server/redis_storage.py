@@ -18,7 +18,7 @@ from zlib_ng import zlib_ng
 from . import redis_scripts
 from .errors import RegistryUnavailable
 from .records import ImageRecord
-from .storage import OUTPUT_FORMAT, Bounds, Quota, Refused, redacted
+from .storage import EVICTED_BY, OUTPUT_FORMAT, Bounds, Quota, Refused, redacted
 
 PREFIX = "trompe"
 TIMEOUT = 15.0  # seconds one Redis command may take before the call fails (?socket_timeout=S in the URL)
@@ -155,7 +155,8 @@ class RedisStorage:
     @reported
     def touch(self, session_id: str, idle_timeout: float) -> None:
         if not self._run("TOUCH", session_id, idle_timeout, self._ttl(idle_timeout)):
-            raise Refused("session")
+            quota = (self.client.get(f"{self.prefix}:gone:{session_id}") or b"").decode(errors="replace")
+            raise Refused("session", evicted_by=quota if quota in EVICTED_BY else "")
 
     @reported
     def drop_session(self, session_id: str) -> int:

@@ -63,7 +63,8 @@ class Registry:
             raise SessionGone("session", "the new session was evicted before its first image was stored: more "
                               "sessions were opened at once than the quotas allow (max_sessions_per_client "
                               f"{self.limits.max_sessions_per_client}, max_sessions {self.limits.max_sessions}); "
-                              "open fewer at once") from None
+                              "raise them on the server (--max-sessions-per-client, --max-sessions) or open "
+                              "fewer at once") from None
         except ToolInputError:
             with contextlib.suppress(SessionGone):  # evicted meanwhile: the image's own error is the one to see
                 self.close_session(session_id)
@@ -167,6 +168,15 @@ def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
     try:
         yield
     except Refused as exc:
+        if exc.reason == "session" and exc.evicted_by:
+            held = getattr(limits, exc.evicted_by)
+            whose = "its client (bearer token, else connection) may hold" if exc.evicted_by != "max_sessions" \
+                else "the server holds"
+            flag = exc.evicted_by.replace("_", "-")
+            raise SessionGone("session", f"session {session_id!r} was evicted to make room for newer ones: {whose} "
+                              f"at most {held} sessions ({exc.evicted_by}); raise it on the server (--{flag} or "
+                              f"TROMPE_{exc.evicted_by.upper()}) or open fewer at once (a lower --concurrency, a "
+                              "token per agent); call open_session again") from None
         if exc.reason == "session":
             raise SessionGone("session", f"unknown, closed or expired session {session_id!r} (sessions "
                                  f"idle for {limits.idle_timeout:g} s are dropped); call open_session first") from None

@@ -45,12 +45,17 @@ class Quota:
     idle_timeout: float
 
 
+EVICTED_BY = ("max_sessions_per_client", "max_sessions")  # the quotas that evict a live session, by name
+EVICTIONS_KEPT = 4096  # evicted session ids a storage remembers, so a later call can say which quota evicted it
+
+
 class Refused(Exception):
     """The storage declined a change; `reason` is 'session', 'exists', 'lost' (pixels deleted behind its back),
-    'max_images' (`value`: the images held) or 'max_session_bytes' (`value`: the bytes the session would hold)."""
+    'max_images' (`value`: the images held) or 'max_session_bytes' (`value`: the bytes the session would hold).
+    For 'session', `evicted_by` names the quota of EVICTED_BY that evicted it, when one did ('' otherwise)."""
 
-    def __init__(self, reason: str, value: int = 0):
-        self.reason, self.value = reason, value
+    def __init__(self, reason: str, value: int = 0, evicted_by: str = ""):
+        self.reason, self.value, self.evicted_by = reason, value, evicted_by
         super().__init__(reason)
 
 

@@ -1,6 +1,6 @@
 """One exit-code policy (trompe_server/exits.py): a wrong command line is status 2 in every command, whether
-argparse or the command finds it, and a failure while working is 1. (130 on Ctrl-C and SIGTERM is checked with
-real processes in tests/illusion/test_sigterm.py and tests/sevex/test_interrupt.py; 1 for a busy run folder in
+argparse or the command finds it, and a failure while working is 1. (128 + N on a signal N is checked with real
+processes in tests/illusion/test_sigterm.py and tests/sevex/test_interrupt.py; 1 for a busy run folder in
 tests/illusion/test_lock.py.)"""
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ ACTIONS = {"retry": ["rate_limit", "overloaded", "server", "timeout", "tool_infr
            "switch": ["quota", "credit"],
            "fatal": ["auth", "permission", "not_found", "invalid_request", "connection", "backend", "empty_reply",
                      "truncated", "invalid_answer", "reply_too_long", "max_rounds", "no_answer", "input",
-                     "disk_full", "run"]}
+                     "disk_full", "disk_error", "run"]}
 
 
 def test_every_kind_has_one_action():
@@ -110,6 +110,7 @@ def test_a_kind_nobody_listed_keeps_its_name_is_fatal_and_has_no_hint():
 
 @pytest.mark.parametrize(("exc", "kind"), [
     (OSError(errno.ENOSPC, "No space left on device"), "disk_full"), (OSError(errno.EDQUOT, "quota"), "disk_full"),
+    (OSError(errno.EIO, "I/O error"), "disk_error"), (OSError(errno.EROFS, "read-only"), "disk_error"),
     (OSError(errno.EACCES, "denied"), "run"), (BackendError("no key", "auth"), "auth"),
     (BackendError("odd", "acme_overheated"), "acme_overheated"), (ValueError("bad"), "run")])
 def test_an_exception_is_recorded_under_its_kind(exc, kind):

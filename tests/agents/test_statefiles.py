@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,7 @@ import time
 import pytest
 
 from trompe_agents.illusion.runmeta import read_meta
-from trompe_agents.statefiles import STALE_TEMP_S, cut_torn_tail, read_json, write_json_atomic
+from trompe_agents.statefiles import STALE_TEMP_S, AppendLog, cut_torn_tail, read_json, write_json_atomic
 
 WRITER = textwrap.dedent("""
     import sys
@@ -91,3 +93,21 @@ def test_cut_torn_tail_keeps_every_whole_line(tmp_path, content, kept):
     path.write_bytes(content)
     cut_torn_tail(path)
     assert path.read_bytes() == kept
+
+
+def test_a_line_the_disk_takes_only_part_of_is_cut_back_whole(tmp_path):
+    """The kernel writes up to the file-size limit, then refuses (a full disk takes part of a write alike): the
+    log is left as it was before the line, never with its first bytes."""
+    path = tmp_path / "log.jsonl"
+    with AppendLog(path) as log:
+        log.append('{"id": "a"}\n')
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 10, hard))
+        try:
+            with pytest.raises(OSError) as refused:
+                log.append('{"id": "b", "padding": "' + "x" * 100 + '"}\n')
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        assert refused.value.errno in (errno.ENOSPC, errno.EFBIG) and refused.value.filename == str(path)
+        log.append('{"id": "c"}\n')
+    assert path.read_text() == '{"id": "a"}\n{"id": "c"}\n'

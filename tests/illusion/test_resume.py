@@ -31,7 +31,7 @@ from trompe_agents.illusion.correctness import is_correct
 from trompe_agents.illusion.results import RESULTS, first_error
 from runlines import as_lines, results, written
 from trompe_agents.illusion.runmeta import read_meta
-from trompe_agents.illusion.runner import STOP_AFTER, RunStopped, run_samples
+from trompe_agents.illusion.runner import STOP_AFTER, RunFolderUnwritable, RunStopped, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.illusion.tally import Tally
 from trompe_agents.illusion.submit import MODEL_JSON, write_submission
@@ -104,14 +104,16 @@ async def test_plain_resume_keeps_answers_and_failures_and_retry_errors_redoes_o
     assert [(i["samples"], i["todo"]) for i in invocations] == [(6, 6), (6, 0), (6, 2)]
 
 
-async def test_a_sample_cut_short_by_a_full_disk_runs_again_on_a_plain_resume(tmp_path):
+async def test_a_sample_cut_short_by_a_full_disk_stops_the_run_and_runs_again_on_a_plain_resume(tmp_path):
     samples, out = dataset(tmp_path, 4), tmp_path / "run"
     async with ToolClient.in_process() as tools:
-        records = await run(samples, Model(fail={"s2": "disk_full"}), tools, out)
-        assert records["s2"]["error_kind"] == "disk_full" and records["s2"]["answer"] is None
+        with pytest.raises(RunFolderUnwritable, match=r"^--out .*: sample 's2' could not be written \(OSError: "
+                           r"\[Errno 28\] No space left on device\); the finished samples are kept"):
+            await run(samples, Model(fail={"s2": "disk_full"}), tools, out)
+        assert written(out)["s2"]["error_kind"] == "disk_full" and "s3" not in written(out)
         resumed = Model()
         records = await run(samples, resumed, tools, out)
-    assert resumed.asked == ["s2"] and records["s2"]["answer"] == "yes"
+    assert resumed.asked == ["s2", "s3"] and records["s2"]["answer"] == "yes"
 
 
 async def test_a_line_torn_by_a_kill_is_cut_and_that_sample_runs_again(tmp_path):

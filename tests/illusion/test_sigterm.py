@@ -1,4 +1,6 @@
-"""`illusion-agent run` stopped with SIGTERM (a service stop, a job scheduler) cleans up like Ctrl-C."""
+"""`illusion-agent run` stopped by a signal (a service stop, a job scheduler, `kill PID`, a closed terminal,
+Ctrl-C) cleans up, says how to resume and exits 128 + the signal, however it was started (signalkit.py): a run
+started from a script has SIGINT ignored, so SIGTERM must never be passed on as SIGINT."""
 
 from __future__ import annotations
 
@@ -9,40 +11,108 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
+from signalkit import STARTS
+from trompe_agents.illusion.results import read_results
+
 HERE = Path(__file__).parent
+BOUND = 120  # seconds: a bound for a run that ignores its signal (the fault this guards against), not a timing check
 
 
-def test_sigterm_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp_path):
+def command(probe_dir: Path, out: Path, *extra: str) -> list[str]:
+    """A run whose model hangs after three answers until TROMPE_TEST_GATE exists (scripted.gated_line_then_yes)."""
+    return [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
+            "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir), "--out", str(out), "--no-progress",
+            "--concurrency", "1", *extra]
+
+
+def start_run(probe_dir: Path, out: Path, env: dict[str, str], started: str, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(command(probe_dir, out, *extra), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **STARTS[started])
+
+
+def run_env(tmp_path: Path, **more: str) -> dict[str, str]:
+    return os.environ | {"PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+                         "TROMPE_TEST_GATE": str(tmp_path / "gate"), **more}
+
+
+def wait_until(condition, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run ended or stalled first: {proc.communicate()[1][-3000:]}")
+        time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
+
+
+@pytest.mark.parametrize(("signum", "started"), [(signal.SIGTERM, "script"), (signal.SIGHUP, "script"),
+                                                 (signal.SIGTERM, "terminal"), (signal.SIGINT, "terminal")],
+                         ids=["SIGTERM-script", "SIGHUP-script", "SIGTERM-terminal", "SIGINT-terminal"])
+def test_a_signal_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp_path, signum, started):
     """A memory budget of one and a half probe images makes the in-process server spill at the agent's first
-    drawn line, so the folder exists when the signal comes."""
+    drawn line, so the folder exists when the signal comes; the model hangs in its call, as a slow vendor's does."""
     with Image.open(next((probe_dir / "images").iterdir())) as im:
         budget = im.width * im.height * 4 * 3 // 2  # 4 bytes a pixel, as the registry counts RGB
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "run"
-    env = os.environ | {"TMPDIR": str(temp), "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-                        "TROMPE_TEST_GATE": str(tmp_path / "gate"),  # never opened: the run hangs after 3 answers
-                        "TROMPE_MEMORY_BUDGET": str(budget)}
-    proc = subprocess.Popen([sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function",
-                             "--model", "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir),
-                             "--out", str(out), "--no-progress", "--concurrency", "1"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_run(probe_dir, out, run_env(tmp_path, TMPDIR=str(temp), TROMPE_MEMORY_BUDGET=str(budget)), started)
     try:
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:  # stop it once it is answering
-            spilled = any(list(folder.iterdir()) for folder in temp.glob("trompe-spill-*"))
-            if spilled and (out / "results.jsonl").exists():
-                break
-            time.sleep(0.05)
-        assert list(temp.glob("trompe-spill-*")), "the in-process server never spilled"
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 130, err
-        assert "interrupted; rerun the same command to resume" in err
+        wait_until(lambda: any(list(folder.iterdir()) for folder in temp.glob("trompe-spill-*"))
+                   and len(read_results(out)) >= 3, proc)  # the fourth sample's call now hangs
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=BOUND)
+        assert proc.returncode == 128 + signum, err
+        assert err.strip().splitlines()[-1] == "illusion-agent: interrupted; rerun the same command to resume"
+        assert "Traceback" not in err
         assert not list(temp.glob("trompe-spill-*"))
     finally:  # a failed check must not leave the run waiting on its gate
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.slow  # worker processes
+def test_sigterm_to_a_scripted_run_with_workers_stops_them_all_and_the_resume_completes_it(probe_dir, tmp_path):
+    """`kill PID` of a driver started from a script: the workers go with it (their calls in flight cancelled),
+    nothing is left running, and the same command then answers the rest."""
+    out, env = tmp_path / "run", run_env(tmp_path)
+    proc = start_run(probe_dir, out, env, "script", "--workers", "2")
+    try:
+        wait_until(lambda: len(read_results(out)) >= 3, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=BOUND)
+        assert proc.returncode == 143, err
+        assert err.strip().splitlines()[-1] == "illusion-agent: interrupted; rerun the same command to resume"
+        deadline = time.monotonic() + BOUND
+        while group_alive(proc.pid):  # the driver led its own session: its workers are in its process group
+            assert time.monotonic() < deadline, f"processes {group_alive(proc.pid)} outlived the driver"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    kept = read_results(out)
+    (tmp_path / "gate").touch()
+    again = subprocess.run(command(probe_dir, out, "--workers", "2"), env=env, capture_output=True, text=True,
+                           timeout=BOUND * 2, **STARTS["script"])
+    assert again.returncode == 0, again.stderr[-3000:]
+    records = read_results(out)
+    assert len(records) == 8 and all(r["answer"] == "yes" for r in records.values())
+    assert {i: records[i] for i in kept} == kept  # what the interrupted run finished was kept, not redone
+
+
+def group_alive(pgid: int) -> list[str]:
+    """The live (not zombie) processes of a process group, from /proc: the suite reaps orphans only at its end
+    (leftovers.py makes it their subreaper), so a signal-0 probe would count the dead too."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # it exited meanwhile
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(stat.parent.name)
+    return alive

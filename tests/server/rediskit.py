@@ -14,9 +14,12 @@ from serverkit import SERVER, env_with, free_port, stop, wait_for_port
 
 
 class RedisServer:
-    """One redis-server with an append-only file fsynced on every write, so a restart keeps what it acknowledged."""
+    """One redis-server with an append-only file fsynced on every write, so a restart keeps what it acknowledged;
+    with `snapshots`, RDB persistence instead: a restart comes back with the state of the last SAVE."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, snapshots: bool = False):
+        self.persistence = (["--appendonly", "no"] if snapshots else
+                            ["--appendonly", "yes", "--appendfsync", "always"])
         binary = shutil.which("redis-server")
         if binary is None:
             needs.missing("redis-server", "Debian: apt-get install redis-server; .ci/run installs it")
@@ -29,7 +32,7 @@ class RedisServer:
         """Start it and wait until it answers; its log is shown if it does not."""
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes",
+             "--save", "", *self.persistence, "--protected-mode", "yes",
              "--logfile", str(self.log)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         client = redis.Redis.from_url(self.url)
         deadline = time.monotonic() + 30

@@ -95,7 +95,8 @@ async def test_the_one_client_of_an_in_process_server_is_not_held_to_a_per_clien
             assert not (await client.call_tool("list_images", {"session": alive})).is_error
         fifth = await open_with(client)
         gone = await client.call_tool("list_images", {"session": sessions[0]})
-        assert gone.is_error and f"expired session {sessions[0]!r}" in gone.content[0].text
+        assert gone.is_error and f"session {sessions[0]!r} was evicted" in gone.content[0].text
+        assert "the server holds at most 4 sessions (max_sessions)" in gone.content[0].text
         assert not (await client.call_tool("list_images", {"session": fifth})).is_error
 
 

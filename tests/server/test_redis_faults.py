@@ -108,6 +108,8 @@ async def test_sessions_evicted_under_load_fail_their_samples_and_a_retry_answer
         assert failed, "with 6 samples at once on a quota of 2, some sessions must have been evicted"
         assert {r["error_kind"] for r in failed} == {"tool_infrastructure"}
         assert all("lost this sample's session" in r["error"] for r in failed)
+        assert all("max_sessions_per_client" in r["error"] and "--max-sessions-per-client" in r["error"]
+                   for r in failed)  # the quota and the setting that raises it, not idleness
         assert all(r["answer"] == "yes" for r in first.values() if r["answer"] is not None)  # never 'no'
         retried = await run(samples, tools, out, retry_errors=True, concurrency=2)
     assert outcome(retried) == {i: v for i, v in UNINTERRUPTED.items() if i in retried}
@@ -281,3 +283,28 @@ def test_a_replica_killed_under_a_worker_process_run_leaves_every_sample_answere
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert sorted(r["id"] for r in records) == sorted({r["id"] for r in records}) and len(records) == 8
     assert all(r["answer"] == "yes" and r["error"] is None for r in records), [r["error"] for r in records]
+
+
+async def test_a_hung_replica_costs_a_sample_at_most_one_deadline_and_the_resend_goes_to_the_other(cluster, tmp_path):
+    """A replica stopped with SIGSTOP (alive, its port open, answering nothing): calls on it pass the per-call
+    deadline and are sent again, with their request ids, to the other replica the client was given; every sample
+    is answered as in an uninterrupted run, none waits a deadline per retry."""
+    deadline = 4.0
+    balancer = cluster(2)
+    hung = cluster.procs[0]
+    samples, out = dataset(tmp_path, 12), tmp_path / "run"
+
+    def stop_first_replica(record: dict) -> None:
+        if hung.poll() is None and not getattr(hung, "stopped", False):
+            hung.stopped = True
+            os.kill(hung.pid, signal.SIGSTOP)  # with the other samples' calls in flight
+
+    try:
+        async with ToolClient.http(balancer.urls, timeout=deadline) as tools:
+            records = await run(samples, tools, out, delay=0.02, on_result=stop_first_replica, concurrency=4)
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    assert hung.stopped
+    assert outcome(records) == UNINTERRUPTED
+    slowest = max(r["seconds"] for r in records.values())
+    assert slowest < deadline * 3, f"a sample waited {slowest:.1f} s on a hung replica with a {deadline} s deadline"

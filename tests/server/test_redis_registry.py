@@ -86,7 +86,8 @@ async def test_least_recently_used_session_is_evicted(make_shared_app):
         await open_with(client)
         assert not (await crop(client, first)).is_error
         gone = await crop(client, second)
-        assert gone.is_error and "unknown, closed or expired session" in gone.content[0].text
+        assert gone.is_error and "the server holds at most 2 sessions (max_sessions); raise it on the server " \
+            "(--max-sessions or TROMPE_MAX_SESSIONS)" in gone.content[0].text
 
 
 async def test_idle_sessions_expire(make_shared_app):

@@ -76,7 +76,8 @@ def test_a_session_evicted_by_opens_elsewhere_before_its_first_image_says_why(sh
         Registry(limits, opened_elsewhere).open_session("client-a", "original", gradient(), "g.png")
     assert str(error.value) == (
         "session: the new session was evicted before its first image was stored: more sessions were opened "
-        "at once than the quotas allow (max_sessions_per_client 1, max_sessions 5); open fewer at once")
+        "at once than the quotas allow (max_sessions_per_client 1, max_sessions 5); raise them on the server "
+        "(--max-sessions-per-client, --max-sessions) or open fewer at once")
     assert storage.session_ids() == ["s_elsewhere"]  # the other open holds the client's one session
 
 

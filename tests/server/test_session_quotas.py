@@ -95,3 +95,23 @@ def test_quotas_hold_and_evictions_are_fair(make_replicas, steps):
     finally:
         for registry in set(replicas):
             registry.close()
+
+
+@pytest.mark.parametrize(("opens", "quota", "flag"), [
+    (["a", "a", "a"], "max_sessions_per_client", "--max-sessions-per-client"),  # a's own oldest goes
+    (["a", "b", "c", "c", "b"], "max_sessions", "--max-sessions")])  # full: c, holding the most, pays
+def test_an_evicted_session_names_the_quota_that_evicted_it_and_the_setting_that_raises_it(make_replicas, opens,
+                                                                                          quota, flag):
+    """Not "sessions idle for 3600 s are dropped": the quota, its value and where to raise it, on any replica."""
+    first, second = make_replicas()
+    sessions = [first.create_session(client) for client in opens]
+    evicted = sessions[0] if quota == "max_sessions_per_client" else sessions[2]
+    with pytest.raises(ToolInputError) as gone:
+        second.touch(evicted)
+    held = getattr(LIMITS, quota)
+    assert str(gone.value).startswith(f"session: session {evicted!r} was evicted to make room for newer ones: ")
+    assert f"at most {held} sessions ({quota}); raise it on the server ({flag} or TROMPE_{quota.upper()})" \
+        in str(gone.value)
+    second.close_session(sessions[-1])
+    with pytest.raises(ToolInputError, match="unknown, closed or expired session"):  # closed: not a quota's doing
+        first.touch(sessions[-1])

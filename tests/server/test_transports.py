@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import signal
 import subprocess
 
 import httpx2
@@ -14,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from PIL import Image
 
 from imagekit import data_url, gradient, png_bytes, result_image
+from signalkit import STARTS
 from serverkit import SERVER, SPILL_BUDGET, env_with, free_port, same_pixels, spill_over_stdio, stop, wait_for_port
 TOKEN = "test-token-8f3a"
 
@@ -134,13 +136,16 @@ async def spill_over_http(url: str) -> None:
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
-    """SIGTERM (a service stop) removes the folder a server spilled pixels to; SPILL_BUDGET makes it spill."""
+@pytest.mark.parametrize(("signum", "started"), [(signal.SIGTERM, "script"), (signal.SIGHUP, "script"),
+                                                 (signal.SIGINT, "terminal")], ids=["SIGTERM", "SIGHUP", "SIGINT"])
+async def test_terminated_server_removes_its_spill_folder(tmp_path, transport, signum, started):
+    """SIGTERM (a service stop), SIGHUP (its terminal closed) or Ctrl-C removes the folder a server spilled pixels
+    to, however it was started (signalkit.py); SPILL_BUDGET makes it spill."""
     port = free_port()
     args = ["--http", "--port", str(port)] if transport == "http" else []
     proc = subprocess.Popen([SERVER, "--memory-budget", SPILL_BUDGET, *args], env=env_with(TMPDIR=str(tmp_path)),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE if transport == "stdio" else None,
-                            stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE if transport == "stdio" else None,
+                            stderr=subprocess.PIPE, text=True, **{**STARTS[started], "stdin": subprocess.PIPE})
     try:
         if transport == "http":
             wait_for_port(port, proc)
@@ -149,7 +154,7 @@ async def test_terminated_server_removes_its_spill_folder(tmp_path, transport):
             assert "serving" in proc.stderr.readline()  # the banner comes after the SIGTERM handler is installed
             spill_over_stdio(proc)
         assert [list(folder.iterdir()) != [] for folder in tmp_path.glob("trompe-spill-*")] == [True]
-        proc.terminate()
+        proc.send_signal(signum)
         assert proc.wait(timeout=30) == 0
         assert not list(tmp_path.glob("trompe-spill-*"))
     finally:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import scripted_models
 from sevex_support import HERE, TASK, explore, function_backend
+from signalkit import STARTS
 
 from trompe_agents.backends.base import QuotaExhausted
 from trompe_agents.datasets import load_dataset
@@ -86,9 +87,9 @@ async def test_existing_run_needs_resume(tmp_path, dev_set):
             await explorer.run(resume=False)
 
 
-def _sevex(*args: str, env=None) -> subprocess.Popen:
+def _sevex(*args: str, env=None, started: str = "terminal") -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "trompe_agents.sevex.cli", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **STARTS[started])
 
 
 def _normalised_tree(run: Path) -> list[dict]:
@@ -97,7 +98,11 @@ def _normalised_tree(run: Path) -> list[dict]:
     return json.loads(text)["nodes"]
 
 
-def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set):
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 143)],
+                         ids=["SIGKILL", "SIGTERM"])
+def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set, signum, status):
+    """Killed outright, or stopped with SIGTERM by a script that started it (SIGINT ignored, no terminal): 143,
+    one line saying how to resume, and --resume then ends as the uninterrupted run."""
     env = os.environ | {"PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     common = ["--task", "probes", "--dev", str(dev_set), "--explorer-backend", "function", "--explorer-model",
               "scripted_models:explorer", "--target-backend", "function", "--target-model",
@@ -105,15 +110,19 @@ def test_cli_resume_after_kill_matches_uninterrupted_run(tmp_path, dev_set):
     whole, cut = tmp_path / "whole", tmp_path / "cut"
     done = _sevex("explore", *common, "--out", str(whole), env=env)
     assert done.wait(timeout=240) == 0, done.stdout.read()
-    killed = _sevex("explore", *common, "--out", str(cut), env=env)
+    killed = _sevex("explore", *common, "--out", str(cut), env=env, started="script")
     deadline = time.time() + 120
     while time.time() < deadline:  # kill it once the first iteration's checkpoint is on disk
         state = cut / "state.json"
         if state.exists() and json.loads(state.read_text())["iteration"] >= 1:
             break
         time.sleep(0.05)
-    killed.send_signal(signal.SIGKILL)
-    killed.wait()
+    killed.send_signal(signum)
+    said = killed.communicate(timeout=120)[0]
+    assert killed.returncode == status, said
+    if signum == signal.SIGTERM:
+        assert said.strip().splitlines()[-1] == (f"sevex: interrupted; the run is checkpointed, continue it with: "
+                                                 f"sevex explore --out {cut} --resume")
     assert json.loads((cut / "state.json").read_text())["iteration"] < 3
     # --resume needs nothing but the folder: task, dev set, models and iterations come from run.json
     resumed = _sevex("explore", "--out", str(cut), "--resume", "--no-progress", env=env)

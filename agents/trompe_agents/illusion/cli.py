@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
@@ -27,13 +26,13 @@ from ..cliopts import (
     fraction,
     out_folder,
     server_choice_from_args,
-    stop_on_sigterm,
     toolclient_from_args,
 )
 from ..backends.anthropic_batches import BATCH_WITH_TOOLS
 from ..executors import create_executor
 from ..executors.base import ExecutorFailed
 from .. import presets
+from ..stopping import exit_status, run_stoppable
 from ..toolclient import ToolClientError
 from ..trace import Trace
 from ..datasets.cliargs import add_dataset_args, describe_counts
@@ -353,12 +352,11 @@ def execute(args: argparse.Namespace) -> int:
     again by `--preset` to tell which options were typed)."""
     args.chosen = presets.from_args(args, build_parser, PROG, args.argv)  # --preset paper
     quiet_http_logs()
-    stop_on_sigterm()
     try:
         if args.command == "ask":
-            return asyncio.run(ask(args))
+            return run_stoppable(ask(args))
         if args.command == "run":
-            return asyncio.run(run(args))
+            return run_stoppable(run(args))
         if args.command == "route":
             return route_command(args)
         if args.command == "compare":
@@ -386,9 +384,9 @@ def execute(args: argparse.Namespace) -> int:
         raise exit_with(f"{PROG} {args.command}: {exc}") from None
     except OSError as exc:  # a full disk, a file over its size limit: files are replaced whole, the old ones kept
         raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (stopping.py): the main task was cancelled first
         print(f"{PROG}: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
+        return exit_status(exc)
 
 
 if __name__ == "__main__":

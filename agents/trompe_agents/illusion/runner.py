@@ -1,13 +1,15 @@
 """Batch runs that survive being killed: K workers (or an executor's) answer what a folder does not hold yet.
 
-Each finished sample is one flushed line of results.jsonl (results.py); a rerun skips them after run.json says
-it is the same run (runmeta.py); the first samples failing alike with an error every later one would repeat stop
-the run.
+Each finished sample is one whole line of results.jsonl, written by one write(2) (results.py, statefiles.py); a
+rerun skips them after run.json says it is the same run (runmeta.py); the first samples failing alike with an
+error every later one would repeat stop the run. A disk that refuses a write (full, over quota, failing, read-only)
+stops it at once: RunFolderUnwritable, naming --out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 from collections import Counter
@@ -23,7 +25,9 @@ from ..backends.base import Backend
 from ..backends.ratelimit import RateLimited, RateLimiter
 from ..datasets.base import Sample
 from ..datasets.content import Cache, sample_digest
+from ..failures import DISK_KINDS, WRITE_ERRNOS
 from ..records import SampleResult
+from ..statefiles import AppendLog
 from ..toolclient import ToolClient
 from .agent import AgentConfig, IllusionAgent
 from .answering import answer_one
@@ -48,6 +52,18 @@ class RunStopped(RuntimeError):
         self.kind = kind
 
 
+class RunFolderUnwritable(OSError):
+    """The run folder's disk refused a write: the run stops, what is finished is kept, a rerun resumes."""
+
+    def __init__(self, out: Path, code: int, what: str):
+        super().__init__(code, what)
+        self.message = (f"--out {out}: {what}; the finished samples are kept: free space or fix the disk, then "
+                        "rerun the same command to resume")
+
+    def __str__(self) -> str:
+        return self.message
+
+
 async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
                       options: RunOptions, on_result: Callable[[SampleResult], None] | None = None,
                       executor: Executor | None = None) -> FolderResults:
@@ -56,9 +72,14 @@ async def run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolCl
 
     The folder's lock is held throughout: a second run into it fails at once (lock.py)."""
     schemas = await tools.list_tools(config.effective_tags, config.allow)  # an unknown tag or tool fails them all
-    with RunLock(options.out):
-        return await _run_samples(samples, backend, tools, config, options, on_result, executor,
-                                  tools_offered([] if config.no_tools else schemas))
+    try:
+        with RunLock(options.out):
+            return await _run_samples(samples, backend, tools, config, options, on_result, executor,
+                                      tools_offered([] if config.no_tools else schemas))
+    except OSError as exc:
+        if isinstance(exc, RunFolderUnwritable) or exc.errno not in WRITE_ERRNOS:
+            raise
+        raise RunFolderUnwritable(options.out, exc.errno, str(exc)) from None
 
 
 async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolClient, config: AgentConfig,
@@ -102,12 +123,15 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     first: list[SampleResult] = []  # this invocation's first records, until one is answered or they agree
     delivered = 0
 
-    with path.open("a", encoding="utf-8") as results:
+    with AppendLog(path) as results:
         def record(entry: SampleResult) -> None:
             nonlocal delivered
             entry = replace(entry, content=digests[entry.id], **stamp)  # joins match on id and content
-            results.write(json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n")
-            results.flush()
+            results.append(json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n")
+            if entry.error_kind in DISK_KINDS:  # its trace could not be written: nor will the next one's
+                code = errno.EIO if entry.error_kind == "disk_error" else errno.ENOSPC
+                raise RunFolderUnwritable(out, code, f"sample {entry.id!r} could not be written "
+                                          f"({first_error(entry.error)})")
             delivered += 1
             tally.add(entry)
             bar.set_postfix(tally.postfix(), refresh=False)
@@ -136,13 +160,25 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
             if executor is not None:
                 await run_on(executor, todo, record, stopped)
             else:
-                await asyncio.gather(*(worker() for _ in range(min(options.concurrency, len(todo)) or 1)))
+                await all_or_none([worker() for _ in range(min(options.concurrency, len(todo)) or 1)])
         finally:
             bar.close()
     if (failed := stopped()) is not None and delivered < len(todo):
         raise RunStopped(f"stopped: the first {len(first)} samples failed with the same error: "
                          f"{first_error(failed.error)}", failed.error_kind)
     return FolderResults(out, path.stat().st_size)  # the folder as this run left it
+
+
+async def all_or_none(coroutines: list) -> None:
+    """Run the workers together; the first to fail cancels the others (their vendor calls with them), so the
+    run ends with its error at once rather than when the last of them runs dry."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @dataclass

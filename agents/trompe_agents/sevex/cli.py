@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import json
 import sys
@@ -35,6 +34,7 @@ from ..cliopts import (
     server_choice_from_args,
     toolclient_from_args,
 )
+from ..stopping import exit_status, run_stoppable
 from ..statefiles import read_json, write_atomic, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
@@ -362,16 +362,16 @@ def execute(args: argparse.Namespace) -> int:
         print(f"wrote {out}")
         return 0
     try:
-        return asyncio.run(_explore(args) if args.command == "explore" else _apply(args))
+        return run_stoppable(_explore(args) if args.command == "explore" else _apply(args))
     except (ValueError, FileNotFoundError, PluginError, SandboxUnavailable) as exc:  # PluginError: unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
         return 2
     except (BackendError, ExecutorFailed) as exc:  # no quota or key, a dead worker: stopping beats scoring 0
         print(f"sevex: {' '.join(str(exc).split())}{_resume_hint(args)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # Ctrl-C: one line and how to go on, not the chained tracebacks of every task
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: one line and how to go on, no tracebacks
         print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
-        return 130
+        return exit_status(exc)
 
 
 def preset_file(results: Path) -> Path:

@@ -1,0 +1,109 @@
+"""A run folder whose disk refuses writes (full, read-only): the run stops at once with one line naming --out,
+no torn line is left, and a rerun once the disk is fixed ends as a clean run does. On a real tmpfs of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from diskkit import tiny_disk
+from trompe_agents.backends.base import BackendError
+from trompe_agents.backends.function import FunctionBackend
+from trompe_agents.illusion.agent import AgentConfig
+from trompe_agents.illusion.results import RESULTS, read_results
+from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
+from trompe_agents.illusion.runoptions import RunOptions
+from trompe_agents.toolclient import ToolClient
+
+from .scripted import line_then_yes
+
+HERE = Path(__file__).parent  # scripted.py, for the command and its worker processes
+SMALL = 96 * 1024  # bytes: run.json and the first few samples' traces fit, not all eight
+RUN_BOUND = 240  # seconds: a bound for a run that hangs (the fault this guards against), not a timing check
+
+
+def outcome(out: Path) -> dict:
+    """What must equal a clean run's: each sample's answer, score, calls and failure."""
+    return {i: (r["answer"], r["correct"], r["tool_calls"], r["error_kind"]) for i, r in read_results(out).items()}
+
+
+def whole_lines(out: Path) -> list[dict]:
+    """Every line of results.jsonl, each of which must be a whole record."""
+    text = (out / RESULTS).read_text(encoding="utf-8")
+    assert text == "" or text.endswith("\n"), f"a torn last line: {text[-120:]!r}"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def illusion_run(probe_dir: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """`illusion-agent run` as a script starts it: no terminal, stdin closed."""
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
+                           "scripted:line_then_yes", "run", "--dataset", str(probe_dir), "--out", str(out),
+                           "--no-progress", *extra], env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=RUN_BOUND)
+
+
+@pytest.mark.parametrize("executor", [
+    pytest.param([], id="default"), pytest.param(["--workers", "2"], id="workers", marks=pytest.mark.slow),
+    pytest.param(["--executor", "ray", "--workers", "2"], id="ray", marks=pytest.mark.slow)])
+def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_after_space_matches_a_clean_run(probe_dir, tmp_path,
+                                                                                           executor):
+    if "ray" in executor:
+        pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'trompe[ray]')")
+    clean = illusion_run(probe_dir, tmp_path / "clean", *executor)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    with tiny_disk(tmp_path / "disk", SMALL) as disk:
+        out = disk.where / "run"
+        full = illusion_run(probe_dir, out, *executor)
+        assert full.returncode == 1, full.stderr[-3000:]
+        said = full.stderr.strip().splitlines()  # "8 samples from ..." (and Ray's own notes), then why it ended
+        assert said[-1].startswith(f"illusion-agent run: --out {out}: "), full.stderr[-3000:]
+        assert "No space left on device" in said[-1] and said[-1].endswith("rerun the same command to resume")
+        assert not [line for line in said[:-1] if "Errno" in line or "Traceback" in line], full.stderr[-3000:]
+        kept = whole_lines(out)
+        assert len(kept) < len(outcome(tmp_path / "clean")), "the disk should fill mid-run"
+        disk.remount("size=64m")
+        again = illusion_run(probe_dir, out, *executor)
+        assert again.returncode == 0, again.stderr[-3000:]
+        whole_lines(out)
+        assert outcome(out) == outcome(tmp_path / "clean")
+
+
+class AnswersThree:
+    """line_then_yes for three samples; the vendor fails the rest (they are redone by --retry-errors)."""
+
+    def __init__(self):
+        self.answers = 0
+
+    def __call__(self, messages, tools):
+        if self.answers >= 3:
+            raise BackendError("vendor at http://127.0.0.1: m: server: 500 it failed", "server")
+        reply = line_then_yes(messages, tools)
+        self.answers += isinstance(reply, dict)
+        return reply
+
+
+async def test_a_run_folder_on_a_disk_turned_read_only_stops_the_run_naming_out_and_resumes_after(probes, tmp_path):
+    """As ext4's errors=remount-ro leaves a failing disk: the next write is refused with EROFS."""
+    config = AgentConfig(task=1)
+    backend = FunctionBackend(line_then_yes, "scripted")
+    async with ToolClient.in_process() as tools:
+        await run_samples(probes, backend, tools, config, RunOptions(out=tmp_path / "clean", progress=False))
+        with tiny_disk(tmp_path / "disk", 16 * 1024 * 1024) as disk:
+            out = disk.where / "run"
+            failing = FunctionBackend(AnswersThree(), "scripted")
+            await run_samples(probes, failing, tools, config, RunOptions(out=out, progress=False, concurrency=1))
+            disk.remount("ro")
+            again = RunOptions(out=out, progress=False, retry_errors=True)
+            with pytest.raises(RunFolderUnwritable) as stopped:
+                await run_samples(probes, backend, tools, config, again)
+            assert str(stopped.value).startswith(f"--out {out}: ") and "Read-only file system" in str(stopped.value)
+            disk.remount("rw")
+            await run_samples(probes, backend, tools, config, again)
+            whole_lines(out)
+            assert outcome(out) == outcome(tmp_path / "clean")
