@@ -17,8 +17,8 @@ from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions, MissingCredentials
-from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level,
-                        warn_status)
+from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
+                        thinking_level)
 from .error_kinds import transport_failure
 from .replycap import max_reply_bytes, too_large
 from .retry import Failure, Retrier, Sleep
@@ -132,8 +132,15 @@ class VendorBackend:
         self._client = self.new_client()  # now, so a missing key is reported before any work starts
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.retrier.where = f"{self.name} at {self.endpoint()}"
-        for model in self.retrier.models:  # a deprecated, routed or retired model: one warning naming its successor
-            warn_status(model, self.vendor)
+        if self.checks_models and self.options.extra.get("model_check", True):
+            for model in self.retrier.models:  # refused (ModelRefused, exit 2) or one line per notice
+                for line in check_model(model, self.vendor):
+                    notice(line)
+
+    @property
+    def checks_models(self) -> bool:
+        """Whether --model names one of this vendor's models (a local server behind openai-chat names its own)."""
+        return True
 
     def endpoint(self) -> str:
         """The base URL requests go to: --base-url, or the SDK's default for the vendor."""
