@@ -392,18 +392,25 @@ def known_vendor(model: str) -> str | None:
     return priced[0] if priced else None
 
 
-def _known_ids(vendor: str) -> list[str]:
-    return sorted({m.id for m in MODELS if m.vendor == vendor} | set(market_models(vendor))
-                  | {a for a, t in ALIASES.items() if BY_ID[t].vendor == vendor})
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance: letters inserted, deleted or replaced."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row, last = [i], row
+        for j, y in enumerate(b, 1):
+            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))
+    return row[-1]
 
 
 def _typo(name: str, vendor: str) -> list[str]:
-    """The known ids `name` is probably a misspelling of: it has a word (letters between separators) no known id of
-    the vendor has, close to one that they have. A new number (`claude-sonnet-5-6`) is no typo: it is a new model."""
-    ids = _known_ids(vendor)
+    """The catalogue's ids `name` is probably a misspelling of: it has a word (letters between separators) none of
+    the vendor's ids or aliases has, one letter from one they have (two for words of 7 letters or more). A new
+    number (`claude-sonnet-5-6`) or a new word (`gpt-7-nova`) is no typo: it may be next month's model."""
+    ids = sorted({m.id for m in MODELS if m.vendor == vendor} | {a for a, t in ALIASES.items()
+                                                                  if BY_ID[t].vendor == vendor})
     words = {w for id in ids for w in re.split(r"[-.@_/]", id) if w.isalpha()}
     new = [w for w in re.split(r"[-.@_/]", name) if w.isalpha() and w not in words]
-    if not new or not any(difflib.get_close_matches(w, words, n=1, cutoff=0.75) for w in new):
+    if not any(_edits(w, k) <= (1 if len(w) < 7 else 2) for w in new for k in words):
         return []
     return difflib.get_close_matches(name, ids, n=3, cutoff=0.6)
 

@@ -83,7 +83,8 @@ class ClaudeBackend(VendorBackend):
 
     name = "claude"
     default_model = default_model("claude")
-    truncated_stops = frozenset({"max_tokens"})
+    # cut at the output limit, or at the context window (platform.claude.com/docs/en/api/handling-stop-reasons)
+    truncated_stops = frozenset({"max_tokens", "model_context_window_exceeded"})
 
     service_tiers = ("standard", "batch")
     tier_note = "Anthropic offers no flex tier; batch: Message Batches, half price, answered within 24 hours"
@@ -229,6 +230,18 @@ class ClaudeBackend(VendorBackend):
         if narration := "\n\n".join(b.thinking for b in response.content if b.type == "thinking" and b.thinking):
             turn.sent["narration"] = narration
         return turn
+
+    def refusal(self, response: Any) -> str | None:
+        """`stop_reason: "refusal"` with its stop_details and any text before it (platform.claude.com/docs/en/
+        test-and-evaluate/strengthen-guardrails/handle-streaming-refusals)."""
+        if response.stop_reason != "refusal":
+            return None
+        details = getattr(response, "stop_details", None)
+        said = "".join(b.text for b in response.content if b.type == "text")
+        words = [f"stop_reason refusal ({details.category})" if details and getattr(details, "category", None)
+                 else "stop_reason refusal", getattr(details, "explanation", None) or "",
+                 f"partial reply: {said}" if said else ""]
+        return ": ".join(w for w in words if w)
 
     def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, BatchResultError):

@@ -165,10 +165,24 @@ class OpenAIChatBackend(VendorBackend):
             usage = Usage()
         text = choice.message.content or ""
         message = self.reply(text, calls)
-        return Turn(message, usage, model=response.model, stop_reason=choice.finish_reason or "")
+        turn = Turn(message, usage, model=response.model, stop_reason=choice.finish_reason or "")
+        if reasoning := local_reasoning(choice.message):
+            turn.sent["narration"] = reasoning
+        return turn
+
+    def refusal(self, response: Any) -> str | None:
+        """`message.refusal` (platform.openai.com/docs/guides/structured-outputs#refusals)."""
+        return (response.choices[0].message.refusal or None) if response.choices else None
 
     def classify(self, exc: BaseException) -> Failure | None:
         return classify(exc)
+
+
+def local_reasoning(message: Any) -> str:
+    """The thinking a local server returns beside the answer: vLLM's `reasoning_content` (docs.vllm.ai, Reasoning
+    Outputs) or Ollama's `reasoning` (its OpenAI-compatible API); not in OpenAI's own schema, so read as extras."""
+    extra = message.model_extra or {}
+    return str(extra.get("reasoning_content") or extra.get("reasoning") or "")
 
 
 @hookimpl

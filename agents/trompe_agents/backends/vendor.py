@@ -105,6 +105,11 @@ def temperature_option(value: Any) -> float | None:
     return number
 
 
+class Refused(Exception):
+    """The model declined, or a safety filter stopped it (a reply, not an error, on every vendor): the vendor's
+    words. Read as the `refusal` kind: not re-asked, moved to the next --fallback-model."""
+
+
 class RequestDeadline(TimeoutError):
     """A request that had no complete reply within `--timeout` seconds in all."""
 
@@ -220,7 +225,7 @@ class VendorBackend:
             sent.clear()
             sent.update(what)
             try:
-                return await self.within_deadline(model, request)
+                return await self.answered(model, request)
             except Exception as exc:
                 if what.get("temperature") is None or not self.rejects_temperature(exc):
                     raise
@@ -229,7 +234,7 @@ class VendorBackend:
                 dropped["temperature_rejected"] = str(exc)[:300]
                 request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
                 sent.update(what)
-                return await self.within_deadline(model, request)
+                return await self.answered(model, request)
 
         response, notes = await self.retrier.run(attempt)
         turn = self.read(response)
@@ -252,11 +257,24 @@ class VendorBackend:
             raise RequestDeadline(f"no complete reply within {self.deadline:g} s (--timeout)")
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def answered(self, model: str, request: Any) -> Any:
+        """The vendor's reply within the deadline, raised as `Refused` where the model declined to answer."""
+        response = await self.within_deadline(model, request)
+        if (words := self.refusal(response)) is not None:
+            raise Refused(words)
+        return response
+
+    def refusal(self, response: Any) -> str | None:
+        """The vendor's words where this reply is a refusal or a safety stop, else None."""
+        return None
+
     def classify_any(self, exc: BaseException) -> Failure | None:
         """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap fails for good (another
         would be as large); anything else is the vendor's to read."""
         if isinstance(exc, RequestDeadline):
             return transport_failure(exc)
+        if isinstance(exc, Refused):
+            return Failure(ErrorKind.REFUSAL, str(exc))
         if large := too_large(exc):
             return Failure(ErrorKind.BACKEND, str(large))
         return self.classify(exc)

@@ -102,6 +102,9 @@ class Reply:
     thought_signature: str | None = "c2lnbmF0dXJlLTE="  # Gemini: base64, echoed back by a correct client
     thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text
     truncated: bool = False  # cut off at the output limit (max_tokens / length / incomplete / MAX_TOKENS)
+    stop_reason: str = ""  # Anthropic: this stop_reason instead (e.g. model_context_window_exceeded)
+    refusal: str = ""  # the model declines, in the vendor's own shape (REFUSALS below), with this text
+    blocked: str = ""  # Gemini: the prompt itself was blocked (promptFeedback.blockReason, e.g. SAFETY)
 
 
 def call(name: str, *, raw: str | None = None, **args: Any) -> Reply:
@@ -348,6 +351,19 @@ def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
 
 
 # --- replies in each wire format -------------------------------------------------------------------------
+# Refusals, as each API reference documents them (REFUSALS):
+REFUSALS = {
+    # stop_reason "refusal" with stop_details {type, category, explanation}, the partial text kept:
+    # platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals
+    "anthropic": "https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals",
+    # a message output item whose content is {"type": "refusal", "refusal": text} (Responses), or a message with
+    # content null and `refusal` set (Chat Completions): platform.openai.com/docs/guides/structured-outputs#refusals
+    "responses": "https://platform.openai.com/docs/guides/structured-outputs#refusals",
+    "chat": "https://platform.openai.com/docs/guides/structured-outputs#refusals",
+    # a candidate with finishReason SAFETY, no content, its safetyRatings marked blocked (and finishMessage); a
+    # blocked prompt: no candidates, promptFeedback.blockReason: ai.google.dev/api/generate-content#FinishReason
+    "gemini": "https://ai.google.dev/api/generate-content#FinishReason",
+}
 
 def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
     u = reply.usage
@@ -356,9 +372,12 @@ def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
     content += [{"type": "text", "text": reply.text}] if reply.text else []
     content += [{"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.args}
                 for i, c in enumerate(reply.calls)]
+    stop = reply.stop_reason or ("refusal" if reply.refusal else "max_tokens" if reply.truncated else
+                                 "tool_use" if reply.calls else "end_turn")
+    details = {"stop_details": {"type": "refusal", "category": "cyber", "explanation": reply.refusal}
+               } if reply.refusal else {}
     return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "max_tokens" if reply.truncated else "tool_use" if reply.calls else "end_turn",
-            "stop_sequence": None,
+            "stop_reason": stop, **details, "stop_sequence": None,
             "usage": {"input_tokens": u.input - u.cached - u.cache_write, "output_tokens": u.output + u.reasoning,
                       "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": u.cache_write,
                       "output_tokens_details": {"thinking_tokens": u.reasoning}}}
@@ -368,7 +387,8 @@ def _chat(reply: Reply, model: str, n: int) -> dict[str, Any]:
     u = reply.usage
     calls = [{"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
              for i, c in enumerate(reply.calls)]
-    message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {})}
+    message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {}),
+               "refusal": reply.refusal or None}
     prompt_details: dict[str, Any] = {"cached_tokens": u.cached, "cache_write_tokens": u.cache_write}
     if u.image is not None:
         prompt_details["image_tokens"] = u.image
@@ -388,6 +408,9 @@ def _responses(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if reply.text:
         output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    if reply.refusal:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "refusal", "refusal": reply.refusal}]})
     # `async` is a wire name the SDK reads into `async_` (openai types/responses/response_function_tool_call.py)
     output += [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id or f"call_{n}_{i}", "name": c.name,
                 "arguments": c.arguments, "status": "completed", "async": False} for i, c in enumerate(reply.calls)]
@@ -417,9 +440,17 @@ def _gemini(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if u.image is not None:
         usage["promptTokensDetails"] = [{"modality": "IMAGE", "tokenCount": u.image},
                                         {"modality": "TEXT", "tokenCount": u.input - u.image}]
-    return {"candidates": [{"index": 0, "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
-                            "content": {"role": "model", "parts": parts}}],
+    if reply.blocked:
+        return {"promptFeedback": {"blockReason": reply.blocked, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]},
             "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
+    if reply.refusal:
+        candidate = {"index": 0, "finishReason": "SAFETY", "finishMessage": reply.refusal, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]}
+    else:
+        candidate = {"index": 0, "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
+                     "content": {"role": "model", "parts": parts}}
+    return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
 
 
 RENDER: dict[str, Callable[[Reply, str, int], dict[str, Any]]] = {
