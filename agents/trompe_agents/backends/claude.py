@@ -31,6 +31,7 @@ inference) only: a request with tools, where each ReAct round would wait for its
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -38,6 +39,7 @@ import anthropic
 from ..failures import ErrorKind
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
+from ..model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
@@ -71,6 +73,11 @@ def _assistant(message: Message, echo: list[dict[str, Any]] | None) -> list[dict
     return blocks
 
 
+def _thinking(blocks: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The thinking and redacted_thinking blocks of an assistant turn as Claude sent it."""
+    return [b for b in blocks or [] if b.get("type") in ("thinking", "redacted_thinking")]
+
+
 def _previous_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last block of the last user turn an assistant turn follows: where the previous request ended."""
     ends = [t["content"][-1] for t, after in zip(turns, turns[1:])
@@ -100,7 +107,35 @@ class ClaudeBackend(VendorBackend):
         """A round; on the batch tier only one without tools (a ReAct round would wait for a batch each time)."""
         if self.batcher is not None and tools:
             raise BackendError(f"{self.name}: {BATCH_WITH_TOOLS}", ErrorKind.INVALID_REQUEST)
-        return await super().complete(messages, tools, **kwargs)
+        messages, dropped = self.valid_thinking(messages)
+        turn = await super().complete(messages, tools, **kwargs)
+        if dropped:
+            turn.sent["thinking_dropped"] = dropped
+        return turn
+
+    def valid_thinking(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """The history with every thinking block whose prefix changed since it was produced left out, with all
+        thinking after it (preserved thinking: platform.claude.com/docs/en/build-with-claude/preserved-thinking;
+        sent back, such a block is a 400). Only `--keep-images N` changes a prefix: an image of an old round turns
+        into a stub. The request before each assistant turn is rebuilt as it was sent then and compared with how it
+        is sent now; from the first that differs on, the thinking blocks are dropped (and counted in the trace)."""
+        if self.images.keep_rounds is None:
+            return messages, 0
+        thinks = [i for i, m in enumerate(messages) if m.role == "assistant" and _thinking(self.echo(m))]
+        if not thinks:
+            return messages, 0
+        now, _ = prepare_messages(messages, self.images)
+        first = next((i for i in thinks if prepare_messages(messages[:i], self.images)[0] != now[:i]), None)
+        if first is None:
+            return messages, 0
+        out, dropped = list(messages), 0
+        for i in thinks:
+            if i >= first:
+                echo = self.echo(messages[i])
+                dropped += len(_thinking(echo))
+                kept = [b for b in echo if b not in _thinking(echo)]
+                out[i] = replace(messages[i], vendor={"backend": self.name, "payload": kept})
+        return out, dropped
 
     @property
     def deadline(self) -> float:
@@ -198,6 +233,10 @@ class ClaudeBackend(VendorBackend):
             if level in ("off", None):
                 return {}
             thinking = {"type": "enabled", "budget_tokens": THINKING_BUDGET[level]}
+        elif level == "off" and info.off_with_json_tools and request.get("tools") and "format" in output:
+            # Haiku 5.5's prompting guide: thinking off with a JSON output format skips tool calls it needs
+            thinking = {"type": info.off_with_json_tools, **({"display": display} if display else {})}
+            output["effort"] = nearest_effort(info, "low")
         elif level == "off" and info.thinking_off:
             thinking = {"type": info.thinking_off}
             if info.thinking_off == "between_tools":

@@ -54,6 +54,7 @@ it as a context manager, or call `close()`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -224,6 +225,8 @@ class FakeVendor:
         if refused is not None:
             return refused
         payload = RENDER[self.kind](self._reply(body, n), model, n)
+        if self.kind == "anthropic":
+            _bind_thinking(body, payload["content"])
         with self._lock:
             self.responses.append(payload)
         return 200, {}, payload
@@ -659,8 +662,53 @@ def _cache_breakpoints(body: dict[str, Any]) -> int:
     return ("cache_control" in body) + sum(marked(body.get(k) or []) for k in ("system", "tools", "messages"))
 
 
+# Preserved thinking (platform.claude.com/docs/en/build-with-claude/preserved-thinking): a thinking block's signature
+# binds it to its prefix, the top-level system, tools and every message before it; sent back after any of them
+# changed, the request is a 400 (the accounts created from 2026-08-31 by default). The fake signs each thinking block
+# it sends with a digest of its prefix (cache_control marks aside: they move every round) and checks it on return.
+BOUND = "bound-"
+
+
+def _prefix(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _prefix(v) for k, v in value.items() if k != "cache_control"}
+    return [_prefix(v) for v in value] if isinstance(value, list) else value
+
+
+def _prefix_digest(body: dict[str, Any], messages: list[Any], before: list[Any]) -> str:
+    prefix = {"system": body.get("system"), "tools": body.get("tools"),
+              "messages": [*messages, {"role": "assistant", "content": before}]}
+    return BOUND + hashlib.sha256(json.dumps(_prefix(prefix), sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _bind_thinking(body: dict[str, Any], content: list[dict[str, Any]]) -> None:
+    """Sign each thinking block of a reply with its prefix: the request's messages and the blocks before it."""
+    for j, block in enumerate(content):
+        if block["type"] in ("thinking", "redacted_thinking"):
+            block["signature"] = _prefix_digest(body, body.get("messages") or [], content[:j])
+
+
+def _unbound_thinking(body: dict[str, Any]) -> str | None:
+    """The path (messages.i.content.j) of the first thinking block sent back with a changed prefix, or None."""
+    messages = body.get("messages") or []
+    for i, message in enumerate(messages):
+        content = message.get("content") if message.get("role") == "assistant" else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            signature = str(block.get("signature") or "")
+            if block.get("type") in ("thinking", "redacted_thinking") and signature.startswith(BOUND) \
+                    and signature != _prefix_digest(body, messages[:i], content[:j]):
+                return f"messages.{i}.content.{j}"
+    return None
+
+
 def refusal(kind: str, model: str, body: dict[str, Any]) -> Error | None:
     """The 400 a vendor answers to a request its model refuses, or None."""
+    if kind == "anthropic" and (path := _unbound_thinking(body)):
+        # the error as platform.claude.com/docs/en/build-with-claude/preserved-thinking/
+        # fix-bound-to-a-different-conversation quotes it
+        return _anthropic_error(400, "invalid_request_error", f"{path}: Invalid `signature` in `thinking` block. The "
+                                "block is bound to a different conversation. Remove the block, or set "
+                                "`thinking.block_binding.prefix_mismatch_behavior` to \"drop_block\".")
     if kind == "anthropic" and (found := _cache_breakpoints(body)) > 4:
         # platform.claude.com/docs/en/build-with-claude/prompt-caching: at most 4 breakpoints (the top-level
         # automatic one counted as one, conservatively); raw message: tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176
