@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import anyio
 from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
-from .base import BackendError, BackendOptions, MissingCredentials
+from .base import DEFAULT_TIMEOUT, BackendError, BackendOptions, MissingCredentials
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
                         thinking_level)
 from .error_kinds import transport_failure
@@ -105,6 +106,21 @@ def temperature_option(value: Any) -> float | None:
     return number
 
 
+# --timeout on the flex tier when not given: OpenAI asks for 15 minutes (developers.openai.com/api/docs/guides/
+# flex-processing, "increase default timeout to 15 minutes"), Google's flex answers within 1 to 15 minutes
+# (ai.google.dev/gemini-api/docs/flex-inference)
+FLEX_TIMEOUT = 900.0
+
+
+def flex_timeout(options: BackendOptions) -> BackendOptions:
+    """The options with the flex tier's longer timeout where the user left --timeout at its default."""
+    if options.service_tier != "flex" or options.timeout != DEFAULT_TIMEOUT:
+        return options
+    longer = copy.copy(options)
+    longer.timeout = FLEX_TIMEOUT
+    return longer
+
+
 class Refused(Exception):
     """The model declined, or a safety filter stopped it (a reply, not an error, on every vendor): the vendor's
     words. Read as the `refusal` kind: not re-asked, moved to the next --fallback-model."""
@@ -127,7 +143,7 @@ class VendorBackend:
         if (options.service_tier or "standard") not in self.service_tiers:
             raise ValueError(f"{self.name}: --service-tier must be {' or '.join(self.service_tiers)} "
                              f"({self.tier_note}); got {options.service_tier!r}")
-        self.options = options
+        self.options = flex_timeout(options)
         self.retrier = Retrier(options, self.classify_any, self.default_model, sleep=sleep)
         self.user_temperature = "temperature" in options.extra  # else each model's catalogue default
         self.temperature = temperature_option(options.extra.get("temperature", 0))

@@ -101,7 +101,10 @@ class Reply:
     calls: list[Call] = field(default_factory=list)
     usage: Tokens = field(default_factory=Tokens)
     thought_signature: str | None = "c2lnbmF0dXJlLTE="  # Gemini: base64, echoed back by a correct client
-    thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text
+    thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text; chat: see below
+    # chat: the message field a local server puts `thinking` in: vLLM `reasoning_content` (docs.vllm.ai, Reasoning
+    # Outputs), Ollama `reasoning` (its OpenAI-compatible API)
+    reasoning_field: str = "reasoning_content"
     truncated: bool = False  # cut off at the output limit (max_tokens / length / incomplete / MAX_TOKENS)
     stop_reason: str = ""  # Anthropic: this stop_reason instead (e.g. model_context_window_exceeded)
     refusal: str = ""  # the model declines, in the vendor's own shape (REFUSALS below), with this text
@@ -391,7 +394,7 @@ def _chat(reply: Reply, model: str, n: int) -> dict[str, Any]:
     calls = [{"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
              for i, c in enumerate(reply.calls)]
     message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {}),
-               "refusal": reply.refusal or None}
+               "refusal": reply.refusal or None, **({reply.reasoning_field: reply.thinking} if reply.thinking else {})}
     prompt_details: dict[str, Any] = {"cached_tokens": u.cached, "cache_write_tokens": u.cache_write}
     if u.image is not None:
         prompt_details["image_tokens"] = u.image

@@ -76,3 +76,37 @@ async def test_haiku_5_5_thinking_off_next_to_tools_and_json_output_thinks_adapt
     body = fake.requests[0].json
     assert body["thinking"] == thinking
     assert body.get("output_config", {}).get("effort") == ("low" if thinking["type"] == "adaptive" else None)
+
+
+@pytest.mark.parametrize("model, asked, sent", [
+    ("gpt-6.1-terra", "off", "none"), ("gpt-6.2-sol", "off", "low"), ("gpt-6.2-sol", "high", "high"),
+    ("gpt-6.3-sol", "off", "low"),  # unlisted: OpenAI's defaults, which have no `none`
+])
+async def test_gpt_6_efforts_come_from_the_catalogue_not_a_prefix(model, asked, sent):
+    with FakeVendor("responses", [final("ok")]) as fake:
+        async with backend_for("openai", fake, model=model, thinking=asked) as backend:
+            await backend.complete([Message("user", [TextPart("Look.")])], [])
+    assert fake.requests[0].json["reasoning"]["effort"] == sent
+
+
+@pytest.mark.parametrize("tier, timeout, expected", [("flex", 120.0, 900.0), ("flex", 300.0, 300.0),
+                                                     ("standard", 120.0, 120.0)])
+def test_the_flex_tier_gets_a_fifteen_minute_default_timeout(tier, timeout, expected):
+    """OpenAI: "increase default timeout to 15 minutes" (developers.openai.com/api/docs/guides/flex-processing)."""
+    from trompe_agents.backends.base import BackendOptions
+    from trompe_agents.backends.gemini import GeminiBackend
+    from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
+
+    for cls in (OpenAIResponsesBackend, GeminiBackend):
+        backend = cls(BackendOptions(api_key="k", service_tier=tier, timeout=timeout))
+        assert backend.deadline == expected
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+async def test_openai_chat_records_a_local_servers_reasoning_in_the_trace(field):
+    """vLLM returns `reasoning_content` (docs.vllm.ai, Reasoning Outputs), Ollama `reasoning`, beside the answer."""
+    with FakeVendor("chat", [Reply(text="yes", thinking="The rows look equal.", reasoning_field=field)]) as fake:
+        async with backend_for("openai-chat", fake) as backend:
+            turn = await backend.complete([Message("user", [TextPart("Same?")])], [])
+    assert fake.responses[0]["choices"][0]["message"][field] == "The rows look equal."
+    assert turn.sent["narration"] == "The rows look equal." and turn.message.text == "yes"
