@@ -206,3 +206,35 @@ def test_trompe_models_json_and_an_unpriced_user_model(tmp_path, capsys, monkeyp
     assert main(["models", "--json", "--service-tier", "flex"]) == 0
     rows = {r["model"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert rows["gpt-6.1-terra"]["price"]["input"] == 0.5 and rows["gpt-7-nova"]["price"] is None
+
+
+def test_trompe_models_prices_every_model_genai_prices_knows_for_the_vendors(capsys):
+    assert main(["models", "--json"]) == 0
+    rows = {r["model"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    for vendor in ("anthropic", "openai", "gemini"):
+        for id in catalogue.market_models(vendor):
+            assert rows[id]["vendor"] == vendor and rows[id]["status"] != "unknown", id
+    assert rows["gpt-6.2-sol"]["price"]["input"] > 0 and rows["gemini-4-argon"]["status"] == "unlisted"
+    assert "gemini-3.8-flash-lite" not in rows and "claude-sonnet-5-6" not in rows  # no look-alike listed
+
+
+def test_trompe_models_shows_batch_prices_for_every_vendor(capsys):
+    """genai-prices' batch variants (`processing: batch`): half the standard rate on all three vendors today."""
+    assert main(["models", "--json", "--service-tier", "batch"]) == 0
+    rows = {r["model"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    for model in ("claude-sonnet-5-5", "gpt-6.1-terra", "gemini-3.8-flash"):
+        assert rows[model]["price"]["input"] == pytest.approx(BY_ID[model].price.input / 2), model
+
+
+def test_a_user_file_adds_next_months_model_by_naming_whose_rules_it_follows(tmp_path):
+    """docs/vendors.md, "Next month's models": `like` copies a listed model's rules, never its status or price."""
+    user = tmp_path / "models.toml"
+    user.write_text('[models."claude-sonnet-5-6"]\nvendor = "anthropic"\nlike = "claude-sonnet-5-5"\n'
+                    'price = {input = 2.0, output = 10.0}\nsource = "https://example.org/sonnet-5-6"\n')
+    models = {m.id: m for m in catalogue.load(user)["models"]}
+    new, old = models["claude-sonnet-5-6"], models["claude-sonnet-5-5"]
+    assert (new.thinking_off, new.thinking_display, new.efforts) == (old.thinking_off, "summarized", old.efforts)
+    assert new.price.input == 2.0 and new.source == "https://example.org/sonnet-5-6" and new.status == "active"
+    user.write_text('[models."x"]\nvendor = "openai"\nlike = "gpt-9"\n')
+    with pytest.raises(CatalogueError, match="models.x: like = 'gpt-9' names no other model"):
+        catalogue.load(user)
