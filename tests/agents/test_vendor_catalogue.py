@@ -69,6 +69,16 @@ def test_a_backend_refuses_its_retired_model_in_one_line_naming_the_replacement(
     GeminiBackend(BackendOptions(model="gemini-2.5-pro", api_key="k", extra={"model_check": False}))  # overridden
 
 
+def test_a_backend_prints_a_routed_models_notice_as_one_clean_line_once(capsys, recwarn):
+    from trompe_agents.backends.base import BackendOptions
+    from trompe_agents.backends.gemini import GeminiBackend
+
+    for _ in range(2):
+        GeminiBackend(BackendOptions(model="gemini-3.5-flash", api_key="k"))
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("trompe: gemini-3.5-flash is routed: ") and ".py:" not in line and not recwarn.list
+
+
 def test_a_shutdown_date_is_named_from_a_week_before_and_refused_from_that_day():
     """gpt-5-mini shuts down on 2026-12-11 (developers.openai.com/api/docs/deprecations)."""
     assert BY_ID["gpt-5-mini"].shutdown == date(2026, 12, 11)
