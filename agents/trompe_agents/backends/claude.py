@@ -20,7 +20,9 @@ Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_co
 `budget_tokens`; `max_tokens` grows by the thinking budget either way. `off` is the model's own lowest setting
 (models.toml `thinking_off`): `disabled`, `between_tools` on Sonnet 5.5 (where `disabled` is a 400), or the lowest
 effort on models that always think. Sonnet 5.5 and Haiku 5.5 get `thinking.display: summarized`, so the narration
-they write between tool calls (thinking blocks) reaches the trace as `sent.narration`.
+they write between tool calls (thinking blocks) reaches the trace as `sent.narration`. Thinking blocks go back
+unchanged while their prefix is (preserved thinking, `valid_thinking`): those after an image that turned into a
+stub are left out, or the API would answer 400. A `stop_reason: "refusal"` is the `refusal` kind with its words.
 
 `--service-tier batch` sends every request through Message Batches (anthropic_batches.py) at half price: requests
 within `batch_window` seconds (default 2) share a batch, polled every `batch_poll` seconds (default 30); a request
@@ -116,15 +118,16 @@ class ClaudeBackend(VendorBackend):
     def valid_thinking(self, messages: list[Message]) -> tuple[list[Message], int]:
         """The history with every thinking block whose prefix changed since it was produced left out, with all
         thinking after it (preserved thinking: platform.claude.com/docs/en/build-with-claude/preserved-thinking;
-        sent back, such a block is a 400). Only `--keep-images N` changes a prefix: an image of an old round turns
-        into a stub. The request before each assistant turn is rebuilt as it was sent then and compared with how it
-        is sent now; from the first that differs on, the thinking blocks are dropped (and counted in the trace)."""
-        if self.images.keep_rounds is None:
-            return messages, 0
+        sent back, such a block is a 400). Only an elided image changes a prefix (`--keep-images N`, or a request
+        over the vendor's image limits): it turns into a stub. The request before each assistant turn is rebuilt as
+        it was sent then and compared with how it is sent now; from the first that differs on, the thinking blocks
+        are dropped (and counted in the trace)."""
         thinks = [i for i, m in enumerate(messages) if m.role == "assistant" and _thinking(self.echo(m))]
         if not thinks:
             return messages, 0
-        now, _ = prepare_messages(messages, self.images)
+        now, done = prepare_messages(messages, self.images)
+        if not done["images_elided"]:  # nothing stubbed now, so nothing was then: every prefix is as it was
+            return messages, 0
         first = next((i for i in thinks if prepare_messages(messages[:i], self.images)[0] != now[:i]), None)
         if first is None:
             return messages, 0
