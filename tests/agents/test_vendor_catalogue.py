@@ -248,3 +248,34 @@ def test_a_user_file_adds_next_months_model_by_naming_whose_rules_it_follows(tmp
     user.write_text('[models."x"]\nvendor = "openai"\nlike = "gpt-9"\n')
     with pytest.raises(CatalogueError, match="models.x: like = 'gpt-9' names no other model"):
         catalogue.load(user)
+
+
+@pytest.fixture
+def newer_genai_prices(monkeypatch):
+    """genai-prices' data as a newer release would ship it: today's, plus `gemini-3.8-flash-lite` at 0.25 / 1.50,
+    installed through genai-prices' own `set_custom_snapshot` (what `UpdatePrices` does with fetched data)."""
+    from dataclasses import replace as copy_with
+
+    from genai_prices import data_snapshot, types
+
+    today = data_snapshot.get_snapshot()
+    google = next(p for p in today.providers if p.id == "google")
+    flash = next(m for m in google.models if m.id == "gemini-3.8-flash")
+    lite = copy_with(flash, id="gemini-3.8-flash-lite", name="Gemini 3.8 Flash-Lite", price_variants=None,
+                     prices=types.ModelPrice(input_mtok=0.25, output_mtok=1.5, cache_read_mtok=0.025))
+    providers = [copy_with(p, models=[*p.models, lite]) if p is google else p for p in today.providers]
+    data_snapshot.set_custom_snapshot(data_snapshot.DataSnapshot(providers=providers, from_auto_update=True))
+    for cached in (catalogue.market_models, catalogue.market_price):
+        cached.cache_clear()
+    yield
+    data_snapshot.set_custom_snapshot(None)
+    for cached in (catalogue.market_models, catalogue.market_price):
+        cached.cache_clear()
+
+
+def test_a_newer_genai_prices_prices_next_months_model_by_its_exact_id(newer_genai_prices):
+    info = lookup("gemini-3.8-flash-lite", "gemini")
+    assert info.status == "unlisted" and (info.price.input, info.price.output) == (0.25, 1.5)
+    assert pricing.price_of("gemini-3.8-flash-lite", PRICES) == info.price
+    assert "priced by genai-prices" in check_model("gemini-3.8-flash-lite", "gemini")[0]
+    assert lookup("gemini-3.8-flash-lite-preview", "gemini").status == "unknown"  # still no prefix
