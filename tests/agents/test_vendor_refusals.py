@@ -4,6 +4,8 @@ The fake vendors answer each refusal in its documented wire shape (fake_vendors.
 
 from __future__ import annotations
 
+from html import escape
+
 import pytest
 from imagekit import gradient
 from test_vendor_roundtrip import backend_for
@@ -74,19 +76,18 @@ async def test_a_context_window_stop_fails_as_truncated_not_as_an_answer():
     assert caught.value.kind == "truncated" and len(fake.requests) == 2
 
 
-async def test_a_refused_sample_is_recorded_counted_and_shown_with_the_vendors_words(tmp_path):
-    from trompe_agents.backends.base import BackendOptions
-    from trompe_agents.backends.claude import ClaudeBackend
-
+@pytest.mark.parametrize("label, kind, reply, words", REFUSING)
+async def test_a_refused_sample_is_recorded_counted_and_shown_with_the_vendors_words(label, kind, reply, words,
+                                                                                     tmp_path):
     gradient(48, 32).save(tmp_path / "q.png")
     out = tmp_path / "run"
-    with FakeVendor("anthropic", [Reply(refusal=WORDS)]) as fake:
-        backend = ClaudeBackend(BackendOptions(model="claude-sonnet-5-5", base_url=fake.base_url, api_key="k"))
+    with FakeVendor(kind, [reply]) as fake:
+        backend = backend_for(label, fake)
         async with ToolClient.in_process() as tools:
             await run_samples([Sample("s1", [tmp_path / "q.png"], "Same length?", answer="yes")], backend, tools,
                               AgentConfig(task=1, router="regex"), RunOptions(out=out, progress=False))
     record = read_results(out)["s1"]
-    assert record["error_kind"] == "refusal" and WORDS in record["error"]
+    assert record["error_kind"] == "refusal" and words in record["error"]
     assert summary(read_meta(out), [record])["totals"]["failures"] == {"refusal": 1}
     assert "failures by kind</th><td>refusal 1<" in index_page(read_meta(out), [record])
-    assert "help with comparing these images" in sample_page(record, out)  # the sample's page quotes the vendor
+    assert escape(words) in sample_page(record, out)  # the sample's page quotes the vendor
