@@ -73,13 +73,10 @@ def parse_prices(values: list[str] | None, service_tier: str | None = None) -> d
 
 
 def price_of(model: str, table: dict[str, Price]) -> Price | None:
-    """The table's price for a model, for a snapshot of it (longest known prefix), or for the model an alias or a
-    routed name stands for."""
+    """The table's price for exactly this model, else for the model the catalogue knows it as (an alias, a dated
+    snapshot, a routed name: backends/catalogue.py), else genai-prices' for its exact id; never a prefix's."""
     if model in table:
         return table[model]
-    prefix = max((name for name in table if model.startswith(name)), key=len, default=None)
-    if prefix:
-        return table[prefix]
     info = lookup(model)
     return table.get(info.priced_as or "") or info.price
 

@@ -48,6 +48,7 @@ class ErrorKind(StrEnum):
     SERVER = "server"
     TIMEOUT = "timeout"
     TRUNCATED = "truncated"  # the reply was cut off at the output-token limit, even asked again with twice the limit
+    REFUSAL = "refusal"  # the model declined or a safety filter stopped it; the vendor's words are in the error
     BACKEND = "backend"  # a backend failed without saying how (a bad --model spec, a broken cassette, ...)
     # a tool call failed for reasons of the tool server, not of its arguments: the session was evicted, the
     # registry's storage is down, the replica that held the session is gone
@@ -81,7 +82,7 @@ class ErrorKind(StrEnum):
     def fallback_helps(self) -> bool:
         """Whether another model may answer where this one failed (the hint then suggests --fallback-model)."""
         return self in (ErrorKind.QUOTA, ErrorKind.CREDIT, ErrorKind.RATE_LIMIT, ErrorKind.OVERLOADED,
-                        ErrorKind.SERVER)
+                        ErrorKind.SERVER, ErrorKind.REFUSAL)
 
     @property
     def redone_on_resume(self) -> bool:
@@ -99,6 +100,7 @@ _ACTIONS = {
     ErrorKind.RATE_LIMIT: Action.RETRY, ErrorKind.OVERLOADED: Action.RETRY, ErrorKind.SERVER: Action.RETRY,
     ErrorKind.TIMEOUT: Action.RETRY, ErrorKind.TOOL_INFRASTRUCTURE: Action.RETRY,
     ErrorKind.QUOTA: Action.SWITCH, ErrorKind.CREDIT: Action.SWITCH,
+    ErrorKind.REFUSAL: Action.SWITCH,  # asked again, the same model declines again (the vendors say so)
 }
 
 _HINTS = {
@@ -112,6 +114,7 @@ _HINTS = {
     ErrorKind.OVERLOADED: "the vendor is overloaded; rerun later with --retry-errors",
     ErrorKind.SERVER: "the vendor failed; rerun later with --retry-errors",
     ErrorKind.TIMEOUT: "the request timed out; rerun later with --retry-errors",
+    ErrorKind.REFUSAL: "the model declined to answer (its words are above); rephrase the prompt",
     ErrorKind.TRUNCATED: "the answer did not fit the output limit; lower --thinking or ask for a shorter answer",
     ErrorKind.TOOL_INFRASTRUCTURE: "the tool server lost the session or its registry; check the server (and its "
                                    "Redis), then rerun with --retry-errors",

@@ -1,4 +1,5 @@
-"""`trompe models`: every catalogue model with its backends, status, thinking control and list price."""
+"""`trompe models`: every catalogue model with its backends, status, thinking control and list price, then every model
+genai-prices prices for the same vendors that the catalogue does not list (`unlisted`: its vendor's default rules)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .backends import catalogue
-from .backends.catalogue import DEFAULTS, MODELS, VENDOR_OF_BACKEND, ModelInfo, Price
+from .backends.catalogue import DEFAULTS, MODELS, VENDOR_OF_BACKEND, ModelInfo, Price, unlisted_models
 
 UNKNOWN_PRICE = "unknown: --price MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]"
 
@@ -51,7 +52,7 @@ def row(info: ModelInfo, tier: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    models = [m for m in MODELS if args.vendor in (None, m.vendor)]
+    models = [m for m in [*MODELS, *unlisted_models()] if args.vendor in (None, m.vendor)]
     if args.json:
         for m in models:
             print(json.dumps(row(m, args.service_tier)))
@@ -68,5 +69,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"\ncatalogue: {catalogue.models_toml()}" + (f" + {user}" if user else "")
           + f" (add or change models in ${catalogue.USER_FILE_VARIABLE} or ~/.config/trompe/models.toml); "
             f"prices: genai-prices, {args.service_tier} tier; a request over a long-context threshold is billed "
-            f"whole at the rate after ';'")
+            f"whole at the rate after ';'; unlisted: priced by genai-prices, run with the vendor's default rules")
     return 0

@@ -73,7 +73,7 @@ async def test_openai_chat_with_a_base_url_needs_no_key(no_keys):
 TEMPERATURE_MODELS = {"claude": ("claude-haiku-4-5", "claude-sonnet-5-5"), "openai": ("gpt-4.1-mini", "gpt-6.1-terra"),
                       "openai-chat": ("local-vlm", "gpt-6.1-terra"),
                       "gemini-3": ("gemini-2.5-flash-lite", "gemini-3-flash-preview"),
-                      "gemini-2.5": ("gemini-2.0-flash", "gemini-flash-latest")}
+                      "gemini-2.5": ("gemini-2.5-flash-lite", "gemini-flash-latest")}
 
 
 def _temperature(body: dict):

@@ -24,7 +24,7 @@ VENDORS = {
     "openai": (OpenAIResponsesBackend, "responses", "gpt-test"),
     "openai-chat": (OpenAIChatBackend, "chat", "local-vlm"),
     "gemini-3": (GeminiBackend, "gemini", "gemini-3-flash-preview"),
-    "gemini-2.5": (GeminiBackend, "gemini", "gemini-2.5-flash"),
+    "gemini-2.5": (GeminiBackend, "gemini", "gemini-2.5-flash-lite"),
 }
 SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "required": ["answer"],
           "additionalProperties": False}

@@ -160,7 +160,8 @@ async def test_sonnet_5_5_narration_between_tool_calls_reaches_the_trace(tools, 
                             images={"original": image}, final_schema=SCHEMA, max_rounds=4, trace=trace)
         assert fake.requests[0].json["thinking"] == {"type": "adaptive", "display": "summarized"}
         echoed = [b for m in fake.requests[1].json["messages"] if m["role"] == "assistant" for b in m["content"]]
-    assert echoed[0] == {"type": "thinking", "thinking": "Cropping the corner to compare it.", "signature": "c2ln"}
+    assert echoed[0] == fake.responses[0]["content"][0]  # sent back unchanged, signature included
+    assert echoed[0]["thinking"] == "Cropping the corner to compare it."
     events = [json.loads(line) for line in trace.path.read_text().splitlines()]
     narrated = [e["sent"].get("narration") for e in events if e["event"] == "assistant"]
     assert narrated[0] == "Cropping the corner to compare it." and narrated[1] is None

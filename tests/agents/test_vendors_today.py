@@ -36,12 +36,15 @@ def test_retired_models_are_marked_with_their_replacement(model):
     assert info.status == "retired" and lookup(info.replacement).status == "active"
 
 
-@pytest.mark.parametrize("alias, tool_images, temperature", [
-    ("gemini-flash-latest", True, None), ("gemini-pro-latest", True, None), ("gemini-2.0-flash", False, 0.0),
-    ("gemini-9-flash", True, None)])
-def test_gemini_aliases_and_unknown_names_get_their_generations_rules(alias, tool_images, temperature):
+@pytest.mark.parametrize("alias, tool_images, temperature, status", [
+    ("gemini-flash-latest", True, None, "active"), ("gemini-pro-latest", True, None, "active"),
+    ("gemini-2.0-flash", True, None, "unlisted"), ("gemini-9-flash", True, None, "unknown")])
+def test_gemini_aliases_get_their_models_rules_and_unlisted_names_the_vendors_defaults(alias, tool_images, temperature,
+                                                                                     status):
+    """An alias stands for its listed model; any other name (an old generation too: no prefix decides) gets Gemini's
+    defaults until a user file says otherwise (`like = "gemini-2.5-flash-lite"`, docs/vendors.md)."""
     info = lookup(alias, "gemini")
-    assert info.tool_images is tool_images and info.default_temperature == temperature
+    assert (info.tool_images, info.default_temperature, info.status) == (tool_images, temperature, status)
 
 
 async def test_gemini_latest_alias_is_not_treated_as_2x_on_the_wire():

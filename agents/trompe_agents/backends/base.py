@@ -43,11 +43,14 @@ class Backend(Protocol):
         ...
 
 
+DEFAULT_TIMEOUT = 120.0  # seconds one request may take when --timeout is not given (flex: backends/vendor.py)
+
+
 class BackendOptions:
     """What a user can say about a backend on the command line; each backend reads what applies."""
 
     def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 max_retries: int = 4, retry_cap: float = 60.0, timeout: float = 120.0,
+                 max_retries: int = 4, retry_cap: float = 60.0, timeout: float = DEFAULT_TIMEOUT,
                  fallback_models: list[str] | None = None, record: str | None = None,
                  extra: dict[str, Any] | None = None, thinking: str | None = None,
                  image_format: str = "auto", keep_images: int | None = DEFAULT_KEEP_ROUNDS,

@@ -3,28 +3,40 @@
 The facts live in a data file, `models.toml` beside this module, each entry naming the vendor page it was checked
 against; a user file (`TROMPE_MODELS`, else `~/.config/trompe/models.toml`) adds models or replaces fields without a
 release. Prices come from `genai-prices` (the pydantic team's maintained price data, offline in its wheel) unless an
-entry sets its own; `--price` overrides both. A model the table does not know gets its family's entry (the longest
-known prefix), and an alias (`*-latest`, `sonnet`) is resolved by capability: it stands for the newest generation of
-its family, never for an old one. A deprecated, routed or retired model warns once, naming its replacement.
+entry sets its own; `--price` overrides both.
+
+A model is known only by its exact id, an alias of [aliases], or a dated snapshot of a listed id in its vendor's own
+form (`SNAPSHOT`: Anthropic `-YYYYMMDD` or Vertex `@YYYYMMDD`, OpenAI `-YYYY-MM-DD`, Gemini `-NNN`); never by a
+prefix, so a next-month `claude-sonnet-5-6` does not inherit Sonnet 5's rules. An id the catalogue does not list is
+`unlisted` where genai-prices knows that exact id (priced from it, run on its vendor's defaults) and `unknown`
+otherwise (its vendor's defaults, no price). `check_model` says so in one line, refuses a retired model, a model of
+another vendor and a typo (a misspelt word of a known id) with a did-you-mean, and names a shutdown date from a week
+before it.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import re
 import sys
 import tomllib
-import warnings
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 MB = 1024 * 1024
 USER_FILE_VARIABLE = "TROMPE_MODELS"
-STATUSES = ("active", "deprecated", "routed", "retired")
+STATUSES = ("active", "deprecated", "routed", "retired")  # in the file; lookups add "unlisted" and "unknown"
+# A dated snapshot of a listed id, in each vendor's own form (docs/vendors.md, "Model names"): Anthropic
+# `claude-sonnet-5-5-20261015` (Vertex: `claude-sonnet-5-5@20261015`), OpenAI `gpt-6.1-terra-2026-10-26`, Gemini
+# `gemini-2.0-flash-001`. Nothing else after an id makes it the same model.
+SNAPSHOT = {"anthropic": re.compile(r"(?:-|@)\d{8}$"), "openai": re.compile(r"-\d{4}-\d{2}-\d{2}$"),
+            "gemini": re.compile(r"-\d{3}$")}
+SHUTDOWN_NOTICE = timedelta(days=7)  # a deprecated model's shutdown date is named from a week before it
 THINKING_KINDS = ("adaptive", "budget", "effort", "level")
 # genai-prices' provider ids; a vendor documents a tier at half price where genai-prices has no variant for it yet
 # (Gemini: ai.google.dev/gemini-api/docs/optimization, "Flex: 50% discount"; Anthropic Message Batches:
@@ -94,6 +106,7 @@ class ModelInfo:
     thinking: str | None = None
     efforts: tuple[str, ...] = ()  # accepted effort/level names, lowest first
     thinking_off: str = ""  # Claude's thinking type for `--thinking off` ('disabled', 'between_tools'); '': lowest
+    off_with_json_tools: str = ""  # Claude's thinking type for `off` where tools and a JSON format meet ('adaptive')
     thinking_display: str = ""  # Claude's thinking.display ('summarized': the narration reaches the trace)
     chat_tools_effort: str = ""  # the reasoning_effort Chat Completions demands next to function tools
     final_with_tools: bool = True  # native structured output can be combined with tools
@@ -102,6 +115,8 @@ class ModelInfo:
     listed_price: Price | None = field(default=None, compare=False)  # the catalogue's own price, if it sets one
     priced_as: str | None = None  # the model whose list price applies (a routed model: the one that answers)
     source: str = ""
+    deprecated_on: date | None = None  # when the vendor announced the deprecation
+    shutdown: date | None = None  # from this day its requests fail: the model is refused
 
     @property
     def thinks_by_default(self) -> bool:
@@ -140,8 +155,8 @@ class CatalogueError(ValueError):
     """A catalogue file that cannot be read: the message names the file and the entry."""
 
 
-class ModelStatusWarning(UserWarning):
-    """A model that is deprecated, routed to another one or retired."""
+class ModelRefused(ValueError):
+    """A --model that cannot be what the user meant: retired, another vendor's, or a typo (one line, exit 2)."""
 
 
 def user_file() -> Path | None:
@@ -170,8 +185,24 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 MODEL_FIELDS = {"vendor", "status", "replacement", "temperature", "default_temperature", "thinking", "efforts",
-                "thinking_off", "thinking_display", "chat_tools_effort", "final_with_tools", "tool_images",
-                "images", "price", "source"}
+                "thinking_off", "off_with_json_tools", "thinking_display", "chat_tools_effort", "final_with_tools",
+                "tool_images", "images", "price", "source", "deprecated", "shutdown", "like"}
+
+
+def _like(id: str, models: dict[str, dict[str, Any]], where: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An entry with `like = "<id>"` resolved: the named model's fields, then its own (a new model that follows an
+    old one's rules says so by name, never by a shared prefix)."""
+    entry = models[id]
+    if "like" not in entry:
+        return entry
+    base = entry["like"]
+    if base not in models or base in seen:
+        raise CatalogueError(f"model catalogue {where}: models.{id}: like = {base!r} names no other model of the "
+                             "catalogue" if base not in models else f"model catalogue {where}: models.{id}: like "
+                             f"loops through {' -> '.join((*seen, id, base))}")
+    inherited = {k: v for k, v in _like(base, models, where, (*seen, id)).items()
+                 if k not in ("status", "replacement", "deprecated", "shutdown", "source", "price")}
+    return {**inherited, **{k: v for k, v in entry.items() if k != "like"}}
 
 
 def _model(id: str, entry: dict[str, Any], data: dict[str, Any], where: str) -> ModelInfo:
@@ -195,17 +226,23 @@ def _model(id: str, entry: dict[str, Any], data: dict[str, Any], where: str) -> 
                              f"cache_read, cache_write (USD per million tokens); got {price!r}") from None
     default_temperature = values.get("default_temperature", 0.0)
     source = str(values.get("source", ""))
+    dates = {key: values.get(key) for key in ("deprecated", "shutdown")}
+    if any(d is not None and type(d) is not date for d in dates.values()):
+        raise CatalogueError(f"model catalogue {where}: models.{id}: deprecated and shutdown must be TOML dates "
+                             f"(2026-12-11, unquoted); got {dates}")
     return ModelInfo(
         vendor, id, status=status, replacement=values.get("replacement"),
         temperature=bool(values.get("temperature", True)),
         default_temperature=None if default_temperature == "none" else float(default_temperature),
         thinking=None if thinking == "none" else thinking, efforts=tuple(values.get("efforts", ())),
-        thinking_off=str(values.get("thinking_off", "")), thinking_display=str(values.get("thinking_display", "")),
+        thinking_off=str(values.get("thinking_off", "")),
+        off_with_json_tools=str(values.get("off_with_json_tools", "")), thinking_display=str(values.get("thinking_display", "")),
         chat_tools_effort=str(values.get("chat_tools_effort", "")),
         final_with_tools=bool(values.get("final_with_tools", True)), tool_images=bool(values.get("tool_images", True)),
         images=IMAGE_LIMITS.get(values.get("images", "")), listed_price=listed,
         priced_as=values.get("replacement") if status == "routed" else id,
-        source=data.get("sources", {}).get(source, source))
+        source=data.get("sources", {}).get(source, source), deprecated_on=dates["deprecated"],
+        shutdown=dates["shutdown"])
 
 
 def load(user: Path | None = None) -> dict[str, Any]:
@@ -214,13 +251,15 @@ def load(user: Path | None = None) -> dict[str, Any]:
     where = "models.toml"
     if user is not None:
         data, where = _merge(data, _read(user)), f"{models_toml()} + {user}"
-    models = [_model(id, entry, data, where) for id, entry in data.get("models", {}).items()]
+    raw = data.get("models", {})
+    models = [_model(id, _like(id, raw, where), data, where) for id in raw]
     known = {m.id for m in models}
     for name, target in {**data.get("defaults", {}), **data.get("aliases", {})}.items():
         if target not in known:
             raise CatalogueError(f"model catalogue {where}: {name} = {target!r} names no model of the catalogue")
+    vendors = {v: _model("", {"vendor": v}, data, where) for v in data.get("vendors", {})}
     return {"models": models, "defaults": data.get("defaults", {}), "aliases": data.get("aliases", {}),
-            "sources": data.get("sources", {})}
+            "sources": data.get("sources", {}), "vendors": vendors}
 
 
 def models_toml() -> str:
@@ -228,21 +267,32 @@ def models_toml() -> str:
 
 
 @functools.cache
-def market_price(vendor: str, model: str, service_tier: str = "") -> Price | None:
-    """genai-prices' list price of `model` (USD per million tokens) with its long-context tier, or None where it has
-    none."""
+def market_models(vendor: str) -> dict[str, Any]:
+    """genai-prices' models of `vendor` by their exact id: the ids it lists (not its match patterns, which take
+    prefixes), of the vendor's own family on a provider that also resells others (Google lists Claude on Vertex)."""
     provider = PRICE_PROVIDER.get(vendor)
     try:
         from genai_prices import data_snapshot
     except ImportError:  # an install without it: every cost is unknown unless --price says it
+        return {}
+    models = next((p.models for p in data_snapshot.get_snapshot().providers if p.id == provider), [])
+    own = {"anthropic": "claude-", "gemini": "gemini-"}.get(vendor, "")
+    return {m.id: m for m in models if _MODEL_ID.fullmatch(m.id) and m.id.startswith(own)}
+
+
+_MODEL_ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")  # an id, not a pattern (`ft:gpt-4o`, `gpt-4o-...ft-`)
+
+
+@functools.cache
+def market_price(vendor: str, model: str, service_tier: str = "") -> Price | None:
+    """genai-prices' list price of `model` (USD per million tokens) with its long-context tier, or None where it has
+    none."""
+    found = market_models(vendor).get(model)
+    if found is None:
         return None
-    if provider is None:
-        return None
-    try:
-        _, found = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
-    except LookupError:
-        return None
-    prices = found.get_prices(datetime.now(UTC), {"service_tier": service_tier} if service_tier else None)
+    # genai-prices keys the batch tier as `processing`, the others as `service_tier`
+    tier = {"processing": "batch"} if service_tier == "batch" else {"service_tier": service_tier}
+    prices = found.get_prices(datetime.now(UTC), tier if service_tier else None)
 
     def rate(value: Any, start: int | None = None) -> float | None:
         """One price key's rate: its base, or its tier from `start` (the base where that key has none)."""
@@ -283,78 +333,130 @@ def default_keep_images(backend: str) -> int | None:
     """`--keep-images` when not given: every image (None) where the vendor caches a rolling prefix, else K rounds."""
     return None if backend in ROLLING_CACHE_BACKENDS else DEFAULT_KEEP_ROUNDS
 
-# Aliases stand for the newest model of their family: resolved to the capabilities of that model.
 ALIASES: dict[str, str] = _CATALOGUE["aliases"]
-# Unknown names: the family decides (newest generation for anything not matched more precisely).
-FAMILY_FALLBACK = {"anthropic": DEFAULTS["claude"], "openai": DEFAULTS["openai"], "gemini": DEFAULTS["gemini"]}
-_DATE = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{3})$")
-_WARNED: set[str] = set()
+# What a model the catalogue does not list runs with: its vendor's [vendors.<vendor>] table, nothing more.
+VENDOR_DEFAULTS: dict[str, ModelInfo] = _CATALOGUE["vendors"]
+VENDOR_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Google"}
+_NOTED: set[str] = set()
 
 
 def default_model(backend: str) -> str:
     return DEFAULTS[backend]
 
 
-def warn_status(model: str, vendor: str | None = None) -> str | None:
-    """Warn once per model that is deprecated, routed or retired, naming its replacement; returns the warning."""
-    info = lookup(model, vendor)
-    if info.status in ("active", "unknown") or model in _WARNED:
-        return None
-    _WARNED.add(model)
-    instead = f"--model {info.replacement}" if info.replacement else "another model"
-    text = {"deprecated": f"{model} is deprecated: it still answers but will be shut down; use {instead}",
-            "routed": f"{model} is routed: the vendor answers it with {info.replacement} (and it is priced as "
-                      f"that model); use {instead} to choose it yourself",
-            "retired": f"{model} is retired: its requests fail; use {instead}"}[info.status]
-    warnings.warn(f"{text} (source: {info.source})", ModelStatusWarning, stacklevel=2)
-    return text
+def _listed(name: str, vendor: str | None) -> ModelInfo | None:
+    """The catalogue's entry for `name`: its id, an alias, or a dated snapshot of an id (of `vendor`, if given)."""
+    info = BY_ID.get(name) or (BY_ID[ALIASES[name]] if name in ALIASES else None)
+    if info is None:
+        info = next((BY_ID[base] for v, form in SNAPSHOT.items() if vendor in (None, v)
+                     if (base := form.sub("", name)) != name and base in BY_ID and BY_ID[base].vendor == v), None)
+    return info if info is not None and vendor in (None, info.vendor) else None
+
+
+def _priced(name: str, vendor: str | None) -> tuple[str, str] | None:
+    """(vendor, genai-prices id) where genai-prices lists `name`, or a dated snapshot of it, by its exact id."""
+    for v in ([vendor] if vendor else list(SNAPSHOT)):
+        for id in (name, SNAPSHOT[v].sub("", name)):
+            if id in market_models(v):
+                return v, id
+    return None
 
 
 def lookup(model: str, vendor: str | None = None) -> ModelInfo:
-    """The capabilities of `model`: exact, snapshot (date suffix), alias, family prefix, or the vendor's newest."""
+    """What `model` accepts: the catalogue's entry (exact id, alias, dated snapshot), else its vendor's defaults,
+    priced by genai-prices where it lists that exact id (status `unlisted`), else unpriced (status `unknown`)."""
     name = model.strip().lower().removeprefix("models/")
-    if name in BY_ID:
-        return BY_ID[name]
-    if name in ALIASES:
-        return replace(BY_ID[ALIASES[name]], id=model)
-    base = _DATE.sub("", name)
-    if base in BY_ID:
-        return replace(BY_ID[base], id=model)
-    if name.endswith("-latest"):
-        prefix = name.removesuffix("-latest")
-        newest = next((m for m in MODELS if m.id.startswith(prefix) and m.status == "active"), None)
-        if newest:
-            return replace(newest, id=model)
-    family = max((m for m in MODELS if name.startswith(m.id)), key=lambda m: len(m.id), default=None)
-    if family:
-        return replace(family, id=model, listed_price=None, priced_as=None)
-    vendor = vendor or _vendor_of(name)
-    if vendor in FAMILY_FALLBACK:
-        fallback = BY_ID[FAMILY_FALLBACK[vendor]]
-        older = _older_generation(vendor, name)
-        return replace(older or fallback, id=model, listed_price=None, priced_as=None, status="unknown")
+    if (info := _listed(name, vendor)) is not None:
+        return info if info.id == model else replace(info, id=model)
+    if (priced := _priced(name, vendor)) is not None:
+        return replace(VENDOR_DEFAULTS[priced[0]], id=model, status="unlisted", priced_as=priced[1],
+                       source="genai-prices")
+    if vendor in VENDOR_DEFAULTS:
+        return replace(VENDOR_DEFAULTS[vendor], id=model, status="unknown", priced_as=None)
     return ModelInfo(vendor or "unknown", model, status="unknown")
 
 
-def _vendor_of(name: str) -> str | None:
-    if name.startswith("claude"):
-        return "anthropic"
-    if name.startswith("gemini"):
-        return "gemini"
-    if re.match(r"(gpt|o\d|chatgpt)", name):
-        return "openai"
-    return None
+def unlisted_models() -> list[ModelInfo]:
+    """The models genai-prices prices for a vendor that the catalogue does not list (status `unlisted`)."""
+    return [lookup(id, vendor) for vendor in SNAPSHOT for id in sorted(market_models(vendor))
+            if id not in BY_ID and id not in ALIASES]
 
 
-def _older_generation(vendor: str, name: str) -> ModelInfo | None:
-    """An unlisted model of an old generation keeps that generation's rules (e.g. gemini-2.0-*, gpt-4o-*)."""
-    if vendor == "gemini" and (m := re.match(r"gemini-(\d+)", name)) and int(m.group(1)) < 3:
-        return BY_ID["gemini-2.5-flash-lite"]
-    if vendor == "openai" and re.match(r"(gpt-4|gpt-3|chatgpt-4)", name):
-        return BY_ID["gpt-4.1-mini"]
-    if vendor == "anthropic" and re.match(r"claude-(3|\w+-4-[0-6]|\w+-4$)", name):
-        return BY_ID["claude-sonnet-4-6"]
-    return None
+def known_vendor(model: str) -> str | None:
+    """The vendor the catalogue or genai-prices knows `model` for (exactly), or None."""
+    name = model.strip().lower().removeprefix("models/")
+    info = _listed(name, None)
+    if info is not None:
+        return info.vendor
+    priced = _priced(name, None)
+    return priced[0] if priced else None
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance: letters inserted, deleted or replaced."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row, last = [i], row
+        for j, y in enumerate(b, 1):
+            row.append(min(last[j] + 1, row[j - 1] + 1, last[j - 1] + (x != y)))
+    return row[-1]
+
+
+def _typo(name: str, vendor: str) -> list[str]:
+    """The catalogue's ids `name` is probably a misspelling of: it has a word (letters between separators) none of
+    the vendor's ids or aliases has, one letter from one they have (two for words of 7 letters or more). A new
+    number (`claude-sonnet-5-6`) or a new word (`gpt-7-nova`) is no typo: it may be next month's model."""
+    ids = sorted({m.id for m in MODELS if m.vendor == vendor} | {a for a, t in ALIASES.items()
+                                                                  if BY_ID[t].vendor == vendor})
+    words = {w for id in ids for w in re.split(r"[-.@_/]", id) if w.isalpha()}
+    new = [w for w in re.split(r"[-.@_/]", name) if w.isalpha() and w not in words]
+    if not any(_edits(w, k) <= (1 if len(w) < 7 else 2) for w in new for k in words):
+        return []
+    return difflib.get_close_matches(name, ids, n=3, cutoff=0.6)
+
+
+def check_model(model: str, vendor: str, today: date | None = None) -> list[str]:
+    """The one-line notices for running `model` on a backend of `vendor`; raises ModelRefused for a model that cannot
+    be what the user meant (another vendor's, a typo with a close known id, retired or past its shutdown date)."""
+    today = today or datetime.now(UTC).date()
+    name = model.strip().lower().removeprefix("models/")
+    other = known_vendor(model)
+    override = "(--backend-option model_check=false sends it anyway)"
+    if other is not None and other != vendor:
+        backends = ", ".join(b for b, v in VENDOR_OF_BACKEND.items() if v == other)
+        raise ModelRefused(f"--model {model} is {VENDOR_NAMES[other]}'s, and this backend talks to "
+                           f"{VENDOR_NAMES[vendor]}: use --backend {backends} {override}")
+    info = lookup(model, vendor)
+    instead = f"use --model {info.replacement}" if info.replacement else "use another model"
+    if info.status == "retired" or (info.shutdown is not None and today >= info.shutdown):
+        when = f" (shut down on {info.shutdown})" if info.shutdown else ""
+        raise ModelRefused(f"--model {model} is retired{when}: its requests fail; {instead} "
+                           f"(source: {info.source}) {override}")
+    if info.status == "unknown" and (near := _typo(name, vendor)):
+        raise ModelRefused(f"--model {model} is no {VENDOR_NAMES[vendor]} model trompe or genai-prices knows; did "
+                           f"you mean {' or '.join(near)}? {override}")
+    rules = f"{VENDOR_NAMES[vendor]}'s default rules ([vendors.{vendor}] of models.toml)"
+    add = "add it to a models.toml of your own to set its rules (docs/vendors.md, \"Next month's models\")"
+    shutdown = f"; it shuts down on {info.shutdown}" if info.shutdown and today >= info.shutdown - SHUTDOWN_NOTICE \
+        else ""
+    notes = {"unknown": f"{model} is not in trompe's model catalogue nor in genai-prices: it runs with {rules} and "
+                        f"an unknown cost; {add}",
+             "unlisted": f"{model} is not in trompe's model catalogue: it runs with {rules}, priced by genai-prices; "
+                         f"{add}",
+             "deprecated": f"{model} is deprecated: it still answers{shutdown}; {instead} (source: {info.source})",
+             "routed": f"{model} is routed: the vendor answers it with {info.replacement} (and it is priced as that "
+                       f"model); use --model {info.replacement} to choose it yourself (source: {info.source})"}
+    return [notes[info.status]] if info.status in notes else []
+
+
+def notice(line: str) -> bool:
+    """Print a model notice once per process, as one clean line on stderr (not a Python warning with a source
+    path); returns whether it was printed."""
+    if line in _NOTED:
+        return False
+    _NOTED.add(line)
+    print(f"trompe: {line}", file=sys.stderr)
+    return True
 
 
 def thinking_level(value: str | None) -> str | None:

@@ -20,7 +20,9 @@ Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_co
 `budget_tokens`; `max_tokens` grows by the thinking budget either way. `off` is the model's own lowest setting
 (models.toml `thinking_off`): `disabled`, `between_tools` on Sonnet 5.5 (where `disabled` is a 400), or the lowest
 effort on models that always think. Sonnet 5.5 and Haiku 5.5 get `thinking.display: summarized`, so the narration
-they write between tool calls (thinking blocks) reaches the trace as `sent.narration`.
+they write between tool calls (thinking blocks) reaches the trace as `sent.narration`. Thinking blocks go back
+unchanged while their prefix is (preserved thinking, `valid_thinking`): those after an image that turned into a
+stub are left out, or the API would answer 400. A `stop_reason: "refusal"` is the `refusal` kind with its words.
 
 `--service-tier batch` sends every request through Message Batches (anthropic_batches.py) at half price: requests
 within `batch_window` seconds (default 2) share a batch, polled every `batch_poll` seconds (default 30); a request
@@ -31,6 +33,7 @@ inference) only: a request with tools, where each ReAct round would wait for its
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -38,6 +41,7 @@ import anthropic
 from ..failures import ErrorKind
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
+from ..model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
@@ -71,6 +75,11 @@ def _assistant(message: Message, echo: list[dict[str, Any]] | None) -> list[dict
     return blocks
 
 
+def _thinking(blocks: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The thinking and redacted_thinking blocks of an assistant turn as Claude sent it."""
+    return [b for b in blocks or [] if b.get("type") in ("thinking", "redacted_thinking")]
+
+
 def _previous_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last block of the last user turn an assistant turn follows: where the previous request ended."""
     ends = [t["content"][-1] for t, after in zip(turns, turns[1:])
@@ -83,7 +92,8 @@ class ClaudeBackend(VendorBackend):
 
     name = "claude"
     default_model = default_model("claude")
-    truncated_stops = frozenset({"max_tokens"})
+    # cut at the output limit, or at the context window (platform.claude.com/docs/en/api/handling-stop-reasons)
+    truncated_stops = frozenset({"max_tokens", "model_context_window_exceeded"})
 
     service_tiers = ("standard", "batch")
     tier_note = "Anthropic offers no flex tier; batch: Message Batches, half price, answered within 24 hours"
@@ -99,7 +109,36 @@ class ClaudeBackend(VendorBackend):
         """A round; on the batch tier only one without tools (a ReAct round would wait for a batch each time)."""
         if self.batcher is not None and tools:
             raise BackendError(f"{self.name}: {BATCH_WITH_TOOLS}", ErrorKind.INVALID_REQUEST)
-        return await super().complete(messages, tools, **kwargs)
+        messages, dropped = self.valid_thinking(messages)
+        turn = await super().complete(messages, tools, **kwargs)
+        if dropped:
+            turn.sent["thinking_dropped"] = dropped
+        return turn
+
+    def valid_thinking(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """The history with every thinking block whose prefix changed since it was produced left out, with all
+        thinking after it (preserved thinking: platform.claude.com/docs/en/build-with-claude/preserved-thinking;
+        sent back, such a block is a 400). Only an elided image changes a prefix (`--keep-images N`, or a request
+        over the vendor's image limits): it turns into a stub. The request before each assistant turn is rebuilt as
+        it was sent then and compared with how it is sent now; from the first that differs on, the thinking blocks
+        are dropped (and counted in the trace)."""
+        thinks = [i for i, m in enumerate(messages) if m.role == "assistant" and _thinking(self.echo(m))]
+        if not thinks:
+            return messages, 0
+        now, done = prepare_messages(messages, self.images)
+        if not done["images_elided"]:  # nothing stubbed now, so nothing was then: every prefix is as it was
+            return messages, 0
+        first = next((i for i in thinks if prepare_messages(messages[:i], self.images)[0] != now[:i]), None)
+        if first is None:
+            return messages, 0
+        out, dropped = list(messages), 0
+        for i in thinks:
+            if i >= first:
+                echo = self.echo(messages[i])
+                dropped += len(_thinking(echo))
+                kept = [b for b in echo if b not in _thinking(echo)]
+                out[i] = replace(messages[i], vendor={"backend": self.name, "payload": kept})
+        return out, dropped
 
     @property
     def deadline(self) -> float:
@@ -197,6 +236,10 @@ class ClaudeBackend(VendorBackend):
             if level in ("off", None):
                 return {}
             thinking = {"type": "enabled", "budget_tokens": THINKING_BUDGET[level]}
+        elif level == "off" and info.off_with_json_tools and request.get("tools") and "format" in output:
+            # Haiku 5.5's prompting guide: thinking off with a JSON output format skips tool calls it needs
+            thinking = {"type": info.off_with_json_tools, **({"display": display} if display else {})}
+            output["effort"] = nearest_effort(info, "low")
         elif level == "off" and info.thinking_off:
             thinking = {"type": info.thinking_off}
             if info.thinking_off == "between_tools":
@@ -229,6 +272,18 @@ class ClaudeBackend(VendorBackend):
         if narration := "\n\n".join(b.thinking for b in response.content if b.type == "thinking" and b.thinking):
             turn.sent["narration"] = narration
         return turn
+
+    def refusal(self, response: Any) -> str | None:
+        """`stop_reason: "refusal"` with its stop_details and any text before it (platform.claude.com/docs/en/
+        test-and-evaluate/strengthen-guardrails/handle-streaming-refusals)."""
+        if response.stop_reason != "refusal":
+            return None
+        details = getattr(response, "stop_details", None)
+        said = "".join(b.text for b in response.content if b.type == "text")
+        words = [f"stop_reason refusal ({details.category})" if details and getattr(details, "category", None)
+                 else "stop_reason refusal", getattr(details, "explanation", None) or "",
+                 f"partial reply: {said}" if said else ""]
+        return ": ".join(w for w in words if w)
 
     def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, BatchResultError):

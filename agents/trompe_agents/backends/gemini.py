@@ -199,12 +199,41 @@ class GeminiBackend(VendorBackend):
         return Turn(message, usage, model=response.model_version or "",
                     stop_reason=getattr(reason, "value", reason) or "")
 
+    def refusal(self, response: Any) -> str | None:
+        """A blocked prompt (promptFeedback.blockReason) or a candidate stopped by a safety filter (finishReason
+        SAFETY and its kin: ai.google.dev/api/generate-content#FinishReason), with the categories it blocked."""
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason:
+            return f"prompt blocked: {_value(feedback.block_reason)}{_blocked(feedback.safety_ratings)}" + \
+                (f": {feedback.block_reason_message}" if feedback.block_reason_message else "")
+        candidate = response.candidates[0] if response.candidates else None
+        reason = _value(candidate.finish_reason) if candidate else ""
+        if reason not in SAFETY_STOPS:
+            return None
+        return f"finishReason {reason}{_blocked(candidate.safety_ratings)}" + \
+            (f": {candidate.finish_message}" if candidate.finish_message else "")
+
     def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, errors.APIError):
             return classify_api_error(exc)
         if isinstance(exc, TRANSPORT_ERRORS):
             return transport_failure(exc)
         return None
+
+
+# The finish reasons of a safety stop (ai.google.dev/api/generate-content#FinishReason); MAX_TOKENS is truncation.
+SAFETY_STOPS = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY",
+                          "IMAGE_PROHIBITED_CONTENT"})
+
+
+def _value(enum: Any) -> str:
+    return str(getattr(enum, "value", enum) or "")
+
+
+def _blocked(ratings: Any) -> str:
+    """The safety categories a filter blocked on, as ' (HARM_CATEGORY_..)'."""
+    names = [_value(r.category) for r in ratings or [] if r.blocked]
+    return f" ({', '.join(names)})" if names else ""
 
 
 def classify_api_error(exc: errors.APIError) -> Failure:

@@ -17,6 +17,7 @@ when it is left out: with tools those models get `none` whatever `--thinking` sa
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from ..hookspecs import hookimpl
@@ -46,12 +47,17 @@ class OpenAIChatBackend(VendorBackend):
         self.api = api
         super().__init__(options, sleep)
 
+    @property
+    def checks_models(self) -> bool:
+        """Only against OpenAI itself: a local server's model names are its own."""
+        local = self.options.base_url or os.environ.get("OPENAI_BASE_URL")
+        return self.api == "openai" or (self.api is None and not local)
+
     def is_openai(self, model: str) -> bool:
         """OpenAI's own rules apply: said so, or a model the catalogue knows as OpenAI's."""
         if self.api:
             return self.api == "openai"
-        info = lookup(model, "openai")
-        return info.vendor == "openai" and info.status != "unknown"
+        return lookup(model, "openai").status != "unknown"
 
     def image_limits(self) -> ImageLimits:
         return super().image_limits() if self.is_openai(self.options.model or self.default_model) else LOCAL_IMAGES
@@ -159,10 +165,24 @@ class OpenAIChatBackend(VendorBackend):
             usage = Usage()
         text = choice.message.content or ""
         message = self.reply(text, calls)
-        return Turn(message, usage, model=response.model, stop_reason=choice.finish_reason or "")
+        turn = Turn(message, usage, model=response.model, stop_reason=choice.finish_reason or "")
+        if reasoning := local_reasoning(choice.message):
+            turn.sent["narration"] = reasoning
+        return turn
+
+    def refusal(self, response: Any) -> str | None:
+        """`message.refusal` (platform.openai.com/docs/guides/structured-outputs#refusals)."""
+        return (response.choices[0].message.refusal or None) if response.choices else None
 
     def classify(self, exc: BaseException) -> Failure | None:
         return classify(exc)
+
+
+def local_reasoning(message: Any) -> str:
+    """The thinking a local server returns beside the answer: vLLM's `reasoning_content` (docs.vllm.ai, Reasoning
+    Outputs) or Ollama's `reasoning` (its OpenAI-compatible API); not in OpenAI's own schema, so read as extras."""
+    extra = message.model_extra or {}
+    return str(extra.get("reasoning_content") or extra.get("reasoning") or "")
 
 
 @hookimpl

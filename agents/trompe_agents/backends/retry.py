@@ -147,5 +147,5 @@ class Retrier:
         if kind.fallback_helps and len(self.models) == 1:
             hint += ", or add --fallback-model to switch models"
         text = f"{where}{self.model}: {kind}: {why}"
-        error = QuotaExhausted if kind.action is Action.SWITCH else BackendError
+        error = QuotaExhausted if kind in (ErrorKind.QUOTA, ErrorKind.CREDIT) else BackendError
         return error(f"{text} ({hint})" if hint else text, kind)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import hashlib
 import json
 import os
@@ -16,9 +17,9 @@ import anyio
 from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
-from .base import BackendError, BackendOptions, MissingCredentials
-from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level,
-                        warn_status)
+from .base import DEFAULT_TIMEOUT, BackendError, BackendOptions, MissingCredentials
+from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
+                        thinking_level)
 from .error_kinds import transport_failure
 from .replycap import max_reply_bytes, too_large
 from .retry import Failure, Retrier, Sleep
@@ -105,6 +106,26 @@ def temperature_option(value: Any) -> float | None:
     return number
 
 
+# --timeout on the flex tier when not given: OpenAI asks for 15 minutes (developers.openai.com/api/docs/guides/
+# flex-processing, "increase default timeout to 15 minutes"), Google's flex answers within 1 to 15 minutes
+# (ai.google.dev/gemini-api/docs/flex-inference)
+FLEX_TIMEOUT = 900.0
+
+
+def flex_timeout(options: BackendOptions) -> BackendOptions:
+    """The options with the flex tier's longer timeout where the user left --timeout at its default."""
+    if options.service_tier != "flex" or options.timeout != DEFAULT_TIMEOUT:
+        return options
+    longer = copy.copy(options)
+    longer.timeout = FLEX_TIMEOUT
+    return longer
+
+
+class Refused(Exception):
+    """The model declined, or a safety filter stopped it (a reply, not an error, on every vendor): the vendor's
+    words. Read as the `refusal` kind: not re-asked, moved to the next --fallback-model."""
+
+
 class RequestDeadline(TimeoutError):
     """A request that had no complete reply within `--timeout` seconds in all."""
 
@@ -122,7 +143,7 @@ class VendorBackend:
         if (options.service_tier or "standard") not in self.service_tiers:
             raise ValueError(f"{self.name}: --service-tier must be {' or '.join(self.service_tiers)} "
                              f"({self.tier_note}); got {options.service_tier!r}")
-        self.options = options
+        self.options = flex_timeout(options)
         self.retrier = Retrier(options, self.classify_any, self.default_model, sleep=sleep)
         self.user_temperature = "temperature" in options.extra  # else each model's catalogue default
         self.temperature = temperature_option(options.extra.get("temperature", 0))
@@ -132,8 +153,15 @@ class VendorBackend:
         self._client = self.new_client()  # now, so a missing key is reported before any work starts
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.retrier.where = f"{self.name} at {self.endpoint()}"
-        for model in self.retrier.models:  # a deprecated, routed or retired model: one warning naming its successor
-            warn_status(model, self.vendor)
+        if self.checks_models and self.options.extra.get("model_check", True):
+            for model in self.retrier.models:  # refused (ModelRefused, exit 2) or one line per notice
+                for line in check_model(model, self.vendor):
+                    notice(line)
+
+    @property
+    def checks_models(self) -> bool:
+        """Whether --model names one of this vendor's models (a local server behind openai-chat names its own)."""
+        return True
 
     def endpoint(self) -> str:
         """The base URL requests go to: --base-url, or the SDK's default for the vendor."""
@@ -213,7 +241,7 @@ class VendorBackend:
             sent.clear()
             sent.update(what)
             try:
-                return await self.within_deadline(model, request)
+                return await self.answered(model, request)
             except Exception as exc:
                 if what.get("temperature") is None or not self.rejects_temperature(exc):
                     raise
@@ -222,7 +250,7 @@ class VendorBackend:
                 dropped["temperature_rejected"] = str(exc)[:300]
                 request, what = self.request(model, messages, tools, final_schema, max_output_tokens)
                 sent.update(what)
-                return await self.within_deadline(model, request)
+                return await self.answered(model, request)
 
         response, notes = await self.retrier.run(attempt)
         turn = self.read(response)
@@ -245,11 +273,24 @@ class VendorBackend:
             raise RequestDeadline(f"no complete reply within {self.deadline:g} s (--timeout)")
         raise AssertionError("unreachable")  # pragma: no cover
 
+    async def answered(self, model: str, request: Any) -> Any:
+        """The vendor's reply within the deadline, raised as `Refused` where the model declined to answer."""
+        response = await self.within_deadline(model, request)
+        if (words := self.refusal(response)) is not None:
+            raise Refused(words)
+        return response
+
+    def refusal(self, response: Any) -> str | None:
+        """The vendor's words where this reply is a refusal or a safety stop, else None."""
+        return None
+
     def classify_any(self, exc: BaseException) -> Failure | None:
         """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap fails for good (another
         would be as large); anything else is the vendor's to read."""
         if isinstance(exc, RequestDeadline):
             return transport_failure(exc)
+        if isinstance(exc, Refused):
+            return Failure(ErrorKind.REFUSAL, str(exc))
         if large := too_large(exc):
             return Failure(ErrorKind.BACKEND, str(large))
         return self.classify(exc)

@@ -54,6 +54,7 @@ it as a context manager, or call `close()`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -100,8 +101,14 @@ class Reply:
     calls: list[Call] = field(default_factory=list)
     usage: Tokens = field(default_factory=Tokens)
     thought_signature: str | None = "c2lnbmF0dXJlLTE="  # Gemini: base64, echoed back by a correct client
-    thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text
+    thinking: str = ""  # Anthropic: a thinking block's (summarized) text, before the reply's text; chat: see below
+    # chat: the message field a local server puts `thinking` in: vLLM `reasoning_content` (docs.vllm.ai, Reasoning
+    # Outputs), Ollama `reasoning` (its OpenAI-compatible API)
+    reasoning_field: str = "reasoning_content"
     truncated: bool = False  # cut off at the output limit (max_tokens / length / incomplete / MAX_TOKENS)
+    stop_reason: str = ""  # Anthropic: this stop_reason instead (e.g. model_context_window_exceeded)
+    refusal: str = ""  # the model declines, in the vendor's own shape (REFUSALS below), with this text
+    blocked: str = ""  # Gemini: the prompt itself was blocked (promptFeedback.blockReason, e.g. SAFETY)
 
 
 def call(name: str, *, raw: str | None = None, **args: Any) -> Reply:
@@ -221,6 +228,8 @@ class FakeVendor:
         if refused is not None:
             return refused
         payload = RENDER[self.kind](self._reply(body, n), model, n)
+        if self.kind == "anthropic":
+            _bind_thinking(body, payload["content"])
         with self._lock:
             self.responses.append(payload)
         return 200, {}, payload
@@ -348,6 +357,19 @@ def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
 
 
 # --- replies in each wire format -------------------------------------------------------------------------
+# Refusals, as each API reference documents them (REFUSALS):
+REFUSALS = {
+    # stop_reason "refusal" with stop_details {type, category, explanation}, the partial text kept:
+    # platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals
+    "anthropic": "https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals",
+    # a message output item whose content is {"type": "refusal", "refusal": text} (Responses), or a message with
+    # content null and `refusal` set (Chat Completions): platform.openai.com/docs/guides/structured-outputs#refusals
+    "responses": "https://platform.openai.com/docs/guides/structured-outputs#refusals",
+    "chat": "https://platform.openai.com/docs/guides/structured-outputs#refusals",
+    # a candidate with finishReason SAFETY, no content, its safetyRatings marked blocked (and finishMessage); a
+    # blocked prompt: no candidates, promptFeedback.blockReason: ai.google.dev/api/generate-content#FinishReason
+    "gemini": "https://ai.google.dev/api/generate-content#FinishReason",
+}
 
 def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
     u = reply.usage
@@ -356,9 +378,12 @@ def _anthropic(reply: Reply, model: str, n: int) -> dict[str, Any]:
     content += [{"type": "text", "text": reply.text}] if reply.text else []
     content += [{"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.args}
                 for i, c in enumerate(reply.calls)]
+    stop = reply.stop_reason or ("refusal" if reply.refusal else "max_tokens" if reply.truncated else
+                                 "tool_use" if reply.calls else "end_turn")
+    details = {"stop_details": {"type": "refusal", "category": "cyber", "explanation": reply.refusal}
+               } if reply.refusal else {}
     return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "max_tokens" if reply.truncated else "tool_use" if reply.calls else "end_turn",
-            "stop_sequence": None,
+            "stop_reason": stop, **details, "stop_sequence": None,
             "usage": {"input_tokens": u.input - u.cached - u.cache_write, "output_tokens": u.output + u.reasoning,
                       "cache_read_input_tokens": u.cached, "cache_creation_input_tokens": u.cache_write,
                       "output_tokens_details": {"thinking_tokens": u.reasoning}}}
@@ -368,7 +393,8 @@ def _chat(reply: Reply, model: str, n: int) -> dict[str, Any]:
     u = reply.usage
     calls = [{"id": c.id or f"call_{n}_{i}", "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
              for i, c in enumerate(reply.calls)]
-    message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {})}
+    message = {"role": "assistant", "content": reply.text or None, **({"tool_calls": calls} if calls else {}),
+               "refusal": reply.refusal or None, **({reply.reasoning_field: reply.thinking} if reply.thinking else {})}
     prompt_details: dict[str, Any] = {"cached_tokens": u.cached, "cache_write_tokens": u.cache_write}
     if u.image is not None:
         prompt_details["image_tokens"] = u.image
@@ -388,6 +414,9 @@ def _responses(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if reply.text:
         output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    if reply.refusal:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "refusal", "refusal": reply.refusal}]})
     # `async` is a wire name the SDK reads into `async_` (openai types/responses/response_function_tool_call.py)
     output += [{"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id or f"call_{n}_{i}", "name": c.name,
                 "arguments": c.arguments, "status": "completed", "async": False} for i, c in enumerate(reply.calls)]
@@ -417,9 +446,17 @@ def _gemini(reply: Reply, model: str, n: int) -> dict[str, Any]:
     if u.image is not None:
         usage["promptTokensDetails"] = [{"modality": "IMAGE", "tokenCount": u.image},
                                         {"modality": "TEXT", "tokenCount": u.input - u.image}]
-    return {"candidates": [{"index": 0, "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
-                            "content": {"role": "model", "parts": parts}}],
+    if reply.blocked:
+        return {"promptFeedback": {"blockReason": reply.blocked, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]},
             "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
+    if reply.refusal:
+        candidate = {"index": 0, "finishReason": "SAFETY", "finishMessage": reply.refusal, "safetyRatings": [
+            {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]}
+    else:
+        candidate = {"index": 0, "finishReason": "MAX_TOKENS" if reply.truncated else "STOP",
+                     "content": {"role": "model", "parts": parts}}
+    return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": model, "responseId": f"r{n}"}
 
 
 RENDER: dict[str, Callable[[Reply, str, int], dict[str, Any]]] = {
@@ -628,8 +665,53 @@ def _cache_breakpoints(body: dict[str, Any]) -> int:
     return ("cache_control" in body) + sum(marked(body.get(k) or []) for k in ("system", "tools", "messages"))
 
 
+# Preserved thinking (platform.claude.com/docs/en/build-with-claude/preserved-thinking): a thinking block's signature
+# binds it to its prefix, the top-level system, tools and every message before it; sent back after any of them
+# changed, the request is a 400 (the accounts created from 2026-08-31 by default). The fake signs each thinking block
+# it sends with a digest of its prefix (cache_control marks aside: they move every round) and checks it on return.
+BOUND = "bound-"
+
+
+def _prefix(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _prefix(v) for k, v in value.items() if k != "cache_control"}
+    return [_prefix(v) for v in value] if isinstance(value, list) else value
+
+
+def _prefix_digest(body: dict[str, Any], messages: list[Any], before: list[Any]) -> str:
+    prefix = {"system": body.get("system"), "tools": body.get("tools"),
+              "messages": [*messages, {"role": "assistant", "content": before}]}
+    return BOUND + hashlib.sha256(json.dumps(_prefix(prefix), sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _bind_thinking(body: dict[str, Any], content: list[dict[str, Any]]) -> None:
+    """Sign each thinking block of a reply with its prefix: the request's messages and the blocks before it."""
+    for j, block in enumerate(content):
+        if block["type"] in ("thinking", "redacted_thinking"):
+            block["signature"] = _prefix_digest(body, body.get("messages") or [], content[:j])
+
+
+def _unbound_thinking(body: dict[str, Any]) -> str | None:
+    """The path (messages.i.content.j) of the first thinking block sent back with a changed prefix, or None."""
+    messages = body.get("messages") or []
+    for i, message in enumerate(messages):
+        content = message.get("content") if message.get("role") == "assistant" else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            signature = str(block.get("signature") or "")
+            if block.get("type") in ("thinking", "redacted_thinking") and signature.startswith(BOUND) \
+                    and signature != _prefix_digest(body, messages[:i], content[:j]):
+                return f"messages.{i}.content.{j}"
+    return None
+
+
 def refusal(kind: str, model: str, body: dict[str, Any]) -> Error | None:
     """The 400 a vendor answers to a request its model refuses, or None."""
+    if kind == "anthropic" and (path := _unbound_thinking(body)):
+        # the error as platform.claude.com/docs/en/build-with-claude/preserved-thinking/
+        # fix-bound-to-a-different-conversation quotes it
+        return _anthropic_error(400, "invalid_request_error", f"{path}: Invalid `signature` in `thinking` block. The "
+                                "block is bound to a different conversation. Remove the block, or set "
+                                "`thinking.block_binding.prefix_mismatch_behavior` to \"drop_block\".")
     if kind == "anthropic" and (found := _cache_breakpoints(body)) > 4:
         # platform.claude.com/docs/en/build-with-claude/prompt-caching: at most 4 breakpoints (the top-level
         # automatic one counted as one, conservatively); raw message: tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176
