@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, TrompeApp, create_app
+from .commandline import entry_point, parse
 from .errors import PluginError
 from .exits import exit_with
 from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
@@ -162,14 +163,6 @@ def tool_count(app) -> int:
     return len(asyncio.run(app.mcp.list_tools()))
 
 
-def print_listing(text: str) -> None:
-    """Print a listing; a reader that stops early (`| head`) is not an error."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit does not fail too
-
-
 def listing(app: TrompeApp, args: argparse.Namespace) -> str:
     """What --list-tools or --list-plugins prints: aligned columns, or JSON with --json."""
     if args.list_tools:
@@ -183,8 +176,9 @@ def listing(app: TrompeApp, args: argparse.Namespace) -> str:
         + (f"  storages: {', '.join(r['storages'])}" if r.get("storages") else "") for r in rows)
 
 
+@entry_point
 def main(argv: list[str] | None = None) -> None:
-    execute(build_parser().parse_args(argv))
+    execute(parse(build_parser(), argv))
 
 
 def execute(args: argparse.Namespace) -> None:
@@ -197,7 +191,7 @@ def execute(args: argparse.Namespace) -> None:
         raise exit_with(f"trompe-server: {exc}") from None
     try:
         if args.list_tools or args.list_plugins:
-            print_listing(listing(app, args))
+            print(listing(app, args))  # a reader that stops early (`| head`): commandline.entry_point
             return
         # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
         signal.signal(signal.SIGTERM, (lambda *_: sys.exit(0)) if args.http else (lambda *_: _exit_now(app)))

@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from trompe_server.commandline import entry_point, parse
 from trompe_server.errors import PluginError
 from trompe_server.exits import FAILED, exit_with
 from trompe_server.version import __version__
@@ -338,8 +339,9 @@ async def _apply(args: argparse.Namespace) -> int:
     return 0
 
 
+@entry_point
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return execute(args)
 
