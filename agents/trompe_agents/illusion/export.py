@@ -29,7 +29,7 @@ from .stats import answered, has_answer, wilson
 HARNESS = "trompe illusion-agent"
 CSV_FILE, JSON_FILE = "samples.csv", "summary.json"
 CSV_COLUMNS = ("id", "category", "family", "answer", "gold", "correct", "error_kind", "rounds", "tools_used",
-               "tokens", "cost")
+               "tokens", "cost", "magnitude", "counterfactual")  # the last two: what the psychometric plots use
 # how reports, exports and comparisons group samples
 GROUPINGS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
     ("all", lambda r: "all"), ("category", lambda r: r.get("category")), ("family", lambda r: r.get("family")),
@@ -49,7 +49,8 @@ def sample_row(record: dict[str, Any]) -> dict[str, Any]:
             "answer": record.get("answer") if has_answer(record) else None, "gold": record.get("label"),
             "correct": record.get("correct") if has_answer(record) else None,
             "error_kind": str(result.failure) if result.failure else None, "rounds": record.get("rounds") or 0,
-            "tools_used": ";".join(used), "tokens": tokens(record), "cost": record.get("cost")}
+            "tools_used": ";".join(used), "tokens": tokens(record), "cost": record.get("cost"),
+            "magnitude": record.get("magnitude"), "counterfactual": record.get("counterfactual")}
 
 
 def samples_csv(records: list[dict[str, Any]]) -> str:
