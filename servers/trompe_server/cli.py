@@ -119,6 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where sessions and images live: memory (default), redis://HOST:PORT/DB shared by "
                              "every replica, or redis+s3://HOST:PORT/DB?bucket=NAME with the pixels in an S3 bucket "
                              "(env TROMPE_REGISTRY; docs/scaling.md)")
+    parser.add_argument("--visual-prompt", action="append", type=Path, default=[], metavar="DIR",
+                        help="offer a visual prompt a SEVEX run saved (e.g. runs/lines/best) as an MCP prompt, "
+                             "besides the illusion method's (repeatable; docs/server.md, Prompts)")
     parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
     parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
     parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
@@ -148,6 +151,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         tags=tags.split(",") if tags else None,
         registry=args.registry,
         strict_plugins=args.strict_plugins,
+        visual_prompts=args.visual_prompt,
         plugin_settings=SERVER_SETTINGS,
     )
 
