@@ -56,7 +56,7 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     assert (figures["benchmark"]["scored"], figures["benchmark"]["failed"]) == (8, 1)
     # the HTML report (report.index_page, metrics_section)
     assert "answered by main / rescue / failed 7 / 0 / 1" in page and f"failures by kind {kind} 1" in page
-    assert f"({right}/7 labelled)" in page
+    assert f"({right} right of 7 scored)" in page
     assert "8 labelled samples scored (1 failed runs count as wrong)" in page
     # the per-sample CSV names the kind on the failed sample's row
     assert f",{kind}," in (out / "report" / "samples.csv").read_text()

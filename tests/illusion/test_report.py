@@ -92,7 +92,7 @@ async def test_report_charts_tool_use_and_pages_each_sample(probes, tmp_path):
     families = {row[0] for row in page.tables["family"][1:]}
     assert families == {s.metadata["family"] for s in probes}
     right = sum((("yes" if k % 2 else "no") == s.answer) for k, s in enumerate(probes))
-    assert f"{rate(right, len(probes))} ({right}/{len(probes)} labelled)" in index.read_text()
+    assert f"{rate(right, len(probes))} ({right} right of {len(probes)} scored)" in index.read_text()
 
     sample_pages = [link for link in page.links if link.startswith("samples/")]
     assert len(set(sample_pages)) == len(probes)

@@ -122,7 +122,7 @@ def index_page(meta: dict[str, Any], records: list[dict[str, Any]], variant: str
                 ("samples", len(records)),
                 ("answered by main / rescue / failed", f"{len(done) - len(rescued)} / {len(rescued)} / {len(failed)}"),
                 ("failures by kind", ", ".join(f"{k} {n}" for k, n in kinds.most_common()) or "none"),
-                ("accuracy over answered [95% CI]", f"{rate(right, scored)} ({right}/{scored} labelled)"),
+                ("accuracy over answered [95% CI]", f"{rate(right, scored)} ({right} right of {scored} scored)"),
                 ("accuracy counting failures as wrong", rate(right, scored + labelled_failures)),
                 ("total tokens", f"{sum(tokens(r) for r in records):,}"),
                 ("estimated cost", _cost(records))]) + "</table>",
