@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from trompe_server.commandline import entry_point, parse
 from trompe_server.exits import INTERRUPTED, OK, USAGE
 from trompe_server.version import __version__
 
@@ -80,10 +81,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@entry_point
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; bad input is one clear line and status 2, Ctrl-C status 130 (trompe_server/exits.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+    args = parse(build_parser(argv), argv)
     args.argv = argv
     try:
         return args.func(args) or OK

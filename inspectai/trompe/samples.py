@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def inspect_dataset(path: str, fmt: str, images_root: str | None = None, split: 
     """The Inspect dataset of a local benchmark file, and the run's description for the task's metadata."""
     loaded = load_dataset(path, format=fmt, labels=labels, images_root=images_root, split=split)
     samples = list(loaded)
-    task = resolve_task(task, loaded.format, samples, Path(path))
+    task = resolve_task(task, loaded.format, samples, Path(path), warn=logging.getLogger(__name__).warning)
     items = [InspectSample(input=[ChatMessageUser(content=prompt_content(s))], target=s.answer or "", id=s.id,
                            metadata={KEY: sample_metadata(s, position, loaded.format, task)})
              for position, s in enumerate(samples)]

@@ -15,6 +15,7 @@ from trompe_agents.illusion.pricing import standard_prices
 from trompe_agents.illusion.prompts import Prompts, parse_overrides
 from trompe_agents.illusion.answering import answer_one
 from trompe_agents.records import SampleResult
+from trompe_agents.illusion.results import first_error
 from trompe_agents.toolserver import ServerChoice
 
 from .backend import InspectBackend
@@ -44,11 +45,16 @@ def agent_config(task: int, *, max_rounds: int, rescue_rounds: int, router: str,
                        prompts=Prompts(parse_overrides(prompt, task)))
 
 
+class SampleFailed(RuntimeError):
+    """The agent gave no answer: raised so Inspect counts a sample error (its status, `eval-retry`, the viewer),
+    never a score of 0; the message is the failure's kind and first error, as `illusion-agent` reports it."""
+
+
 def final_output(record: SampleResult, model: str) -> ModelOutput:
-    """The sample's output in Inspect: the agent's JSON answer, or the error that left it without one."""
+    """The sample's output in Inspect: the agent's JSON answer; a record without one raises SampleFailed."""
     if record.failed:
-        return ModelOutput.from_content(model, "", stop_reason="unknown",
-                                        error=record.error or str(record.failure))
+        why = first_error(record.error) or "no answer"
+        raise SampleFailed(f"trompe: no answer ({record.failure}): {why}")
     return ModelOutput.from_content(model, json.dumps({"reasons": record.reasons, "answer": record.answer}))
 
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from trompe_server import ImageId, Point, ToolContext, ToolInputError, ToolOutput, check_point
 
 from .overlay import colorize, draw_points
-from .runtime import DEPTH, LoadedModel, load
+from .runtime import DEPTH, LoadedModel, loaded
 
 if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
     import numpy as np
@@ -56,7 +56,7 @@ def estimate_depth(
     size = ctx.size(image)
     checked = [check_point(p, size, f"points[{i}]") for i, p in enumerate(points)]
     im = ctx.image(image).convert("RGB")
-    [depth], larger_is_nearer = predict_depth(load(DEPTH), [im])
+    [depth], larger_is_nearer = predict_depth(loaded(ctx, DEPTH, 1), [im])
     nearness = nearness_of(depth, larger_is_nearer)
     readings = []
     for x, y in checked:

@@ -12,7 +12,7 @@ from pydantic import Field
 from trompe_server import ImageId, ToolContext, ToolInputError, ToolOutput, check_range
 
 from .overlay import draw_boxes
-from .runtime import DETECTOR, LoadedModel, load
+from .runtime import DETECTOR, LoadedModel, loaded
 
 Query = Annotated[str, Field(description="what to find: one or more phrases separated by '.' or ',', "
                                          "e.g. 'cat. red car'")]
@@ -167,7 +167,8 @@ def detect_objects(ctx: ToolContext, image: ImageId, query: Query, box_threshold
     check_range(box_threshold, 0, 1, "box_threshold")
     check_range(text_threshold, 0, 1, "text_threshold")
     im = ctx.image(image).convert("RGB")
-    found = merge(detect(load(DETECTOR), [im], phrases, box_threshold, text_threshold)[0])
+    model = loaded(ctx, DETECTOR, 1)
+    found = merge(detect(model, [im], phrases, box_threshold, text_threshold)[0])
     return _result(im, image, phrases, found, "", {})
 
 
@@ -191,8 +192,9 @@ def sliding_window_detection(
                              "(raise window or stride)")
     im = ctx.image(image).convert("RGB")
     tiles = [(x, y) for y in ys for x in xs]
-    model, found = load(DETECTOR), []
+    model, found = loaded(ctx, DETECTOR, len(tiles)), []
     for start in range(0, len(tiles), TILE_BATCH):
+        ctx.progress(start, len(tiles), f"{start} of {len(tiles)} tiles")  # a cancelled call stops between batches
         batch = tiles[start:start + TILE_BATCH]
         crops = [im.crop((x, y, min(width, x + window), min(height, y + window))) for x, y in batch]
         per_tile = detect(model, crops, phrases, box_threshold, text_threshold)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trompe_server import ToolInputError
+from trompe_server import ToolContext, ToolInputError
 
 INSTALL_HINT = "install the vision extra: pip install 'trompe[vision]' (torch + transformers)"
 DEVICE_ENV = "TROMPE_VISION_DEVICE"
@@ -168,3 +168,12 @@ def load(spec: ModelSpec) -> LoadedModel:
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
         return _cache[key]
+
+
+def loaded(ctx: ToolContext, spec: ModelSpec, steps: int) -> LoadedModel:
+    """The tool's model, with progress said around the load (the slow first call) for a call of `steps` more
+    steps; a call cancelled before the model is ready ends here."""
+    ctx.progress(0, steps, f"loading the {spec.role}")
+    model = load(spec)
+    ctx.progress(0, steps, f"{spec.role} ready")
+    return model

@@ -11,7 +11,7 @@ from pydantic import Field
 from trompe_server import ImageId, ToolContext, ToolOutput, check_range
 
 from .overlay import draw_marks, interior_point
-from .runtime import SEGMENTER, LoadedModel, load
+from .runtime import SEGMENTER, LoadedModel, loaded
 
 if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
     import numpy as np
@@ -124,7 +124,7 @@ def segment_and_mark(
     """Split an image into regions (SAM) and mark them with numbers and/or outlines (Set-of-Mark)."""
     check_range(min_score, 0, 1, "min_score")
     im = ctx.image(image).convert("RGB")
-    regions = auto_masks(load(SEGMENTER), im, GRANULARITY[granularity], min_score)
+    regions = auto_masks(loaded(ctx, SEGMENTER, 1), im, GRANULARITY[granularity], min_score)
     label_at = [interior_point(r.mask) for r in regions]
     marks = [describe(i, r, xy) for i, (r, xy) in enumerate(zip(regions, label_at, strict=True))]
     summary = (f"{len(marks)} region(s) of {image} at {granularity} granularity, marked by {mark}"

@@ -13,27 +13,32 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
+from mcp.server.caching import CacheHint
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
-from mcp.types import CallToolResult, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
+from mcp.types import ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
 from .admission import PIXEL_BYTES, WORK_FACTOR
 from .argcheck import describe_non_finite, describe_validation
+from .completions import IMAGE_TEMPLATE, complete
 from .errors import ToolInputError
 from .encode import encode_png, preview
 from .imageio import decode_image, is_inline, read_source, to_rgb
 from .limits import Limits
+from .mcp_prompts import server_prompts
 from .plugins import PluginSettings, collect_tools, plugin_manager
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .storages import open_storage
 from .tool_schemas import described
-from .toolapi import ToolContext, ToolOutput, ToolSpec
+from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
 from .wire import FAILURE_META, request_id
 from .version import __version__
 
@@ -43,6 +48,9 @@ INSTRUCTIONS = """Image tools over an immutable registry. open_session(source) l
 and returns a session id; every tool takes that session and image ids, and writes its result as a new image
 img_001, img_002, ... Nothing is modified in place, so any earlier image can be reused. Coordinates are pixels
 of the referenced image; boxes are [x0, y0, x1, y1]."""
+# Lists that stay as they are for a server's whole life, the same for every client: a client may keep them an hour.
+CACHE_HINTS = {method: CacheHint(ttl_ms=3_600_000, scope="public")
+               for method in ("tools/list", "prompts/list", "resources/templates/list", "server/discover")}
 
 
 class ImageResult(BaseModel):
@@ -71,6 +79,11 @@ class ImageList(BaseModel):
 
 class TrompeMCP(MCPServer):
     """The SDK's server with argument errors in the project's style instead of raw pydantic text."""
+
+    def on_complete(self, handler) -> None:
+        """Serve `completion/complete` with the request's context (the SDK's decorator passes none: whose
+        sessions may be listed depends on who asks)."""
+        self._lowlevel_server.add_request_handler("completion/complete", CompleteRequestParams, handler)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         tool = self._tool_manager.get_tool(name)
@@ -110,6 +123,7 @@ class ServerConfig:
     strict_plugins: bool | None = None  # a plugin that fails to import stops start-up (None: TROMPE_STRICT_PLUGINS)
     plugin_settings: PluginSettings = field(default_factory=PluginSettings)  # how messages name the settings
     registry: str = "memory"  # registry storage: memory, or redis://HOST:PORT/DB shared by replicas
+    visual_prompts: list[Path] = field(default_factory=list)  # saved SEVEX prompt folders offered as MCP prompts
 
 
 class TrompeApp:
@@ -120,11 +134,21 @@ class TrompeApp:
         settings = self.config.plugin_settings  # plugins first: a start-up error then leaves no spill folder
         self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
         self.tools = collect_tools(self.pm, self.config.tags, settings)
+        prompts = server_prompts(self.config.visual_prompts)  # a bad folder is refused before any state is made
         self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits, self.pm))
         tools = [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]  # names unique: collect_tools
-        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=tools)
-        self.mcp.resource("image://{session}/{image}", name="image", mime_type="image/png",
+        self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=tools,
+                             cache_hints=CACHE_HINTS)
+        self.mcp.resource(IMAGE_TEMPLATE, name="image", mime_type="image/png",
                           description="PNG bytes of an image in a session")(self._read_image)
+        for prompt in prompts:
+            self.mcp.add_prompt(prompt)
+        self.mcp.on_complete(self._complete)
+
+    async def _complete(self, request: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
+        """Session and image ids for a client's completion box (completions.py says whose)."""
+        local = client_of(request.request) == LOCAL_CLIENT
+        return CompleteResult(completion=await anyio.to_thread.run_sync(complete, self.registry, params, local))
 
     # results ---------------------------------------------------------------
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
@@ -178,9 +202,10 @@ class TrompeApp:
         returns = Annotated[CallToolResult, ImageResult]
 
         async def handler(**kwargs: Any) -> CallToolResult:
-            session, meta = kwargs.pop("session"), _request_meta(kwargs.pop(CONTEXT_ARGUMENT))
-            arguments = to_jsonable_python(kwargs)
-            return await self._run(functools.partial(self._call, spec, session, kwargs, arguments, meta))
+            session, ctx = kwargs.pop("session"), kwargs.pop(CONTEXT_ARGUMENT)
+            arguments, line = to_jsonable_python(kwargs), progress_line(ctx)
+            return await self._run(functools.partial(self._call, spec, session, kwargs, arguments,
+                                                     _request_meta(ctx), line), line)
 
         params.append(inspect.Parameter(CONTEXT_ARGUMENT, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Context | None))  # the SDK fills it in; not in the schema
@@ -191,11 +216,13 @@ class TrompeApp:
         return handler
 
     def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any],
-              meta: dict[str, Any] | None = None):
+              meta: dict[str, Any] | None = None, line: Progress | None = None):
         request = request_id(meta)
         self.registry.touch(session)  # unknown session is the first error a caller should see
-        ctx = ToolContext(self.registry, session, copies=spec.copies)
-        return self._finish(spec, ctx, spec.fn(ctx, **kwargs), arguments, request)
+        ctx = ToolContext(self.registry, session, copies=spec.copies, line=line or Progress())
+        out = spec.fn(ctx, **kwargs)
+        ctx.line.check()  # a call cancelled while it worked stores nothing
+        return self._finish(spec, ctx, out, arguments, request)
 
     def _released(self, work):
         """Run one call's work in this thread, then hand back the memory it reserved."""
@@ -204,10 +231,20 @@ class TrompeApp:
         finally:
             self.registry.work.release()
 
-    async def _run(self, work):
-        """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors."""
+    async def _run(self, work, line: Progress | None = None):
+        """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors.
+
+        With a progress line, a cancelled call returns at once and its thread stops at its next progress point
+        (toolapi.Progress), storing nothing; its reserved memory is handed back when the thread ends."""
         try:
-            return await anyio.to_thread.run_sync(functools.partial(self._released, work))
+            return await anyio.to_thread.run_sync(functools.partial(self._released, work),
+                                                  abandon_on_cancel=line is not None)
+        except anyio.get_cancelled_exc_class():
+            if line is not None:
+                line.cancelled.set()
+            raise
+        except Cancelled:
+            raise ToolError("cancelled by the caller; nothing was stored") from None
         except ToolInputError as exc:
             raise (ServerSideError(str(exc), exc.failure) if exc.failure else ToolError(str(exc))) from None
         except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
@@ -306,6 +343,18 @@ class TrompeApp:
 CONTEXT_ARGUMENT = "mcp_context"  # the MCP context a plugin tool's handler receives (for its request's _meta)
 
 
+def progress_line(ctx: Context | None) -> Progress:
+    """A tool call's progress line: its reports become MCP progress notifications (sent only when the caller gave
+    a progress token), sent from the worker thread through the event loop; outside a request, a silent one."""
+    if ctx is None:
+        return Progress()
+
+    def report(done: float, total: float | None, message: str) -> None:
+        anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message or None))
+
+    return Progress(report)
+
+
 def _request_meta(ctx: Context | None) -> dict[str, Any] | None:
     """The request's `_meta`, where a client's request id travels (wire.REQUEST_META); None outside a request."""
     try:
@@ -327,7 +376,11 @@ def client_key(ctx: Context | None) -> str:
     the TCP connection's (clients of the sessionless protocol); stdio and in-memory have one client.
 
     Never the address alone: every local client shares 127.0.0.1, so one's opens would evict another's."""
-    request = ctx.request_context.request if ctx is not None else None
+    return client_of(ctx.request_context.request if ctx is not None else None)
+
+
+def client_of(request: Any) -> str:
+    """client_key of a request as the transport gave it (an HTTP request, or None over stdio and in-process)."""
     headers = getattr(request, "headers", None) or {}
     if authorization := headers.get("authorization"):  # the token alone: the scheme's case is free (http.py)
         return "token:" + hashlib.sha256(authorization.partition(" ")[2].encode()).hexdigest()[:16]

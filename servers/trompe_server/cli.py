@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, TrompeApp, create_app
+from .commandline import entry_point, parse
 from .errors import PluginError
 from .exits import exit_with
 from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
@@ -118,6 +119,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where sessions and images live: memory (default), redis://HOST:PORT/DB shared by "
                              "every replica, or redis+s3://HOST:PORT/DB?bucket=NAME with the pixels in an S3 bucket "
                              "(env TROMPE_REGISTRY; docs/scaling.md)")
+    parser.add_argument("--visual-prompt", action="append", type=Path, default=[], metavar="DIR",
+                        help="offer a visual prompt a SEVEX run saved (e.g. runs/lines/best) as an MCP prompt, "
+                             "besides the illusion method's (repeatable; docs/server.md, Prompts)")
     parser.add_argument("--list-tools", action="store_true", help="print each tool with its plugin and tags")
     parser.add_argument("--list-plugins", action="store_true", help="print each loaded plugin")
     parser.add_argument("--json", action="store_true", help="with --list-*, print JSON")
@@ -147,6 +151,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         tags=tags.split(",") if tags else None,
         registry=args.registry,
         strict_plugins=args.strict_plugins,
+        visual_prompts=args.visual_prompt,
         plugin_settings=SERVER_SETTINGS,
     )
 
@@ -162,14 +167,6 @@ def tool_count(app) -> int:
     return len(asyncio.run(app.mcp.list_tools()))
 
 
-def print_listing(text: str) -> None:
-    """Print a listing; a reader that stops early (`| head`) is not an error."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit does not fail too
-
-
 def listing(app: TrompeApp, args: argparse.Namespace) -> str:
     """What --list-tools or --list-plugins prints: aligned columns, or JSON with --json."""
     if args.list_tools:
@@ -183,8 +180,9 @@ def listing(app: TrompeApp, args: argparse.Namespace) -> str:
         + (f"  storages: {', '.join(r['storages'])}" if r.get("storages") else "") for r in rows)
 
 
+@entry_point
 def main(argv: list[str] | None = None) -> None:
-    execute(build_parser().parse_args(argv))
+    execute(parse(build_parser(), argv))
 
 
 def execute(args: argparse.Namespace) -> None:
@@ -197,7 +195,7 @@ def execute(args: argparse.Namespace) -> None:
         raise exit_with(f"trompe-server: {exc}") from None
     try:
         if args.list_tools or args.list_plugins:
-            print_listing(listing(app, args))
+            print(listing(app, args))  # a reader that stops early (`| head`): commandline.entry_point
             return
         # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
         # SIGHUP (the terminal closed) stops it as SIGTERM does, unless it was started ignoring it (nohup); so

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -46,6 +47,25 @@ class ToolSpec:
         return next(iter((self.fn.__doc__ or "").strip().splitlines()), "")
 
 
+class Cancelled(Exception):
+    """The caller gave up on the call (MCP `notifications/cancelled`): the tool stops at its next progress point."""
+
+
+@dataclass
+class Progress:
+    """A long call's line back to its caller: how far it got (MCP progress notifications), whether it was cancelled.
+
+    `report` is the transport's (a no-op where the caller asked for no progress); `cancelled` is set from the event
+    loop when the caller cancels, and read by the worker thread at each progress point."""
+
+    report: Callable[[float, float | None, str], None] = lambda done, total, message: None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled
+
+
 @dataclass
 class ToolContext:
     """Reads images of one session for one tool call and remembers which ones it read (the parents)."""
@@ -54,6 +74,12 @@ class ToolContext:
     session: str
     parents: list[str] = field(default_factory=list)
     copies: float = WORK_FACTOR  # the tool's ToolSpec.copies: what each image read reserves, in working copies
+    line: Progress = field(default_factory=Progress)
+
+    def progress(self, done: float, total: float | None = None, message: str = "") -> None:
+        """Say how far a long tool got (e.g. tiles done of all); ends the call here if the caller cancelled it."""
+        self.line.check()
+        self.line.report(done, total, message)
 
     @property
     def limits(self):

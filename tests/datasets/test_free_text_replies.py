@@ -82,7 +82,7 @@ def test_report_scores_the_model_text_as_lmms_eval_does_in_both_blocks(free_text
 def test_the_official_scorer_reads_the_same_text_with_the_benchmarks_own_extractor(free_text_run, capsys):
     """BlindTest's authors publish no scorer: trompe's extractor for the gold answer's form reads each reply
     (answers.py `blindtest`), which reads "six", "{o}" and "5 rows and 6 columns" where lmms-eval does not."""
-    assert illusion_agent(["score", str(free_text_run), "--json", str(free_text_run / "official.json")]) == 0
+    assert illusion_agent(["score", str(free_text_run), "--output", str(free_text_run / "official.json")]) == 0
     figures = json.loads((free_text_run / "official.json").read_text())
     assert figures["metric"] == {"mean over tasks": 1.0, "accuracy": 1.0}
     assert figures["counts"] == {"records": 9, "scored": 9, "failed": 8, "unlabelled": 0}

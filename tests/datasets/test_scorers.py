@@ -110,7 +110,8 @@ def test_the_agents_answers_are_rendered_in_the_prompts_form_for_the_harnesses()
 
 
 def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it(tmp_path, capsys):
-    """`illusion-agent score RUN --scorer NAME --json` re-scores a finished run; the summary names the scorer."""
+    """`illusion-agent score RUN --scorer NAME --json` re-scores a finished run and prints the figures as JSON on
+    stdout; without --json the summary line names the scorer."""
     out = tmp_path / "run"
     assert illusion_agent(["run", "--dataset", str(write_blindtest_hf(tmp_path / "valid.parquet")), "--out",
                            str(out), "--images-root", str(tmp_path / "img"), *SCRIPTED]) == 0
@@ -119,11 +120,13 @@ def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it
     for scorer, metric in (("official", "mean over tasks"), ("lmms-eval", "task_mean"),
                            ("vlmevalkit", "mean over tasks")):
         assert illusion_agent(["score", str(out), "--scorer", scorer, "--json"]) == 0
-        figures = json.loads((out / "report" / f"score_{scorer}.json").read_text())
+        figures = json.loads(capsys.readouterr().out)  # stdout holds the JSON alone
         assert figures["scorer"] == scorer and figures["metric"][metric] == 1.0, figures
         assert figures["counts"] == {"records": 18, "scored": 18, "failed": 0, "unlabelled": 0}
         assert all(g["ci95"][0] > 0.3 and g["ci95"][1] == pytest.approx(1.0) for g in figures["groups"])
-    assert len(figures["groups"]) == 9 and "scorer vlmevalkit" in capsys.readouterr().out
+    assert len(figures["groups"]) == 9
+    assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit"]) == 0
+    assert "scorer vlmevalkit" in capsys.readouterr().out
     assert illusion_agent(["report", str(out), "--scorer", "lmms-eval"]) == 0
     assert "Scorer <b>lmms-eval</b>" in (out / "report" / "index.html").read_text()
     assert len(written(out)) == 18  # nothing was rerun
@@ -271,7 +274,7 @@ def test_saved_replies_written_as_result_lines_are_scored_and_each_says_which_ru
               "answer": text, "agent": "imported", "choices": ["first", "second"]} for idx, gold, text in saved]
     (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     (out / "run.json").write_text(json.dumps({"format": "blink"}))
-    assert illusion_agent(["score", str(out), "--json", str(tmp_path / "blink.json")]) == 0
+    assert illusion_agent(["score", str(out), "--output", str(tmp_path / "blink.json")]) == 0
     figures = json.loads((tmp_path / "blink.json").read_text())
     assert figures["metric"]["mean over subtasks"] == pytest.approx((1.0 + 0.0) / 2)
     assert figures["decided_by"]["items"] == {"val_Relative_Depth_1": "named letter, first sentence",
@@ -295,7 +298,7 @@ def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per
     (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     (out / "run.json").write_text(json.dumps({"format": "blink"}))
     scripted_answers.JUDGED.clear()
-    assert illusion_agent(["score", str(out), "--json", str(tmp_path / "j.json"), "--judge-backend", "function",
+    assert illusion_agent(["score", str(out), "--output", str(tmp_path / "j.json"), "--judge-backend", "function",
                            "--judge-model", "scripted_answers:judge_says_b"]) == 0
     figures = json.loads((tmp_path / "j.json").read_text())
     assert figures["decided_by"]["items"] == {"val_Relative_Depth_1": "judge scripted_answers:judge_says_b",

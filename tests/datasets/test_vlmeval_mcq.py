@@ -116,7 +116,7 @@ def test_the_vlmevalkit_judge_is_asked_only_where_can_infer_reads_nothing(tmp_pa
                                                ("A", "Hard to tell, maybe the left one.")])]
     out = write_run(tmp_path / "imported", format="blink", lines=lines)
     scripted_answers.JUDGED.clear()
-    assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--json", str(tmp_path / "v.json"),
+    assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--output", str(tmp_path / "v.json"),
                            "--judge-backend", "function", "--judge-model", "scripted_answers:judge_says_b"]) == 0
     figures = json.loads((tmp_path / "v.json").read_text())
     assert figures["decided_by"]["items"] == {"val_Relative_Depth_0": "judge scripted_answers:judge_says_b",
@@ -140,7 +140,7 @@ def test_the_hallusionbench_yes_no_judge_reads_only_the_unknown_replies(tmp_path
     lines = [hb(0, "Yes.", "yes"), hb(1, "They look equal to me.", "yes"), hb(2, "Hard to say.", "yes", shown="0")]
     out = write_run(tmp_path / "imported", format="hallusionbench", lines=lines)
     scripted_answers.JUDGED.clear()
-    assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--json", str(tmp_path / "h.json"),
+    assert illusion_agent(["score", str(out), "--scorer", "vlmevalkit", "--output", str(tmp_path / "h.json"),
                            "--judge-backend", "function", "--judge-model", "scripted_answers:judge_says_yes"]) == 0
     figures = json.loads((tmp_path / "h.json").read_text())
     # VLMEvalKit scores only the questions shown a figure: 2 of the 3 labelled records
@@ -169,7 +169,7 @@ def test_hallusionbench_official_and_lmms_eval_judge_every_reply_against_the_ref
     out = write_run(tmp_path / "imported", format="hallusionbench", lines=lines)
     for scorer, judged, aacc in (("official", 3, 2 / 3), ("lmms-eval", 2, 1 / 2)):
         scripted_answers.JUDGED.clear()
-        assert illusion_agent(["score", str(out), "--scorer", scorer, "--json", str(tmp_path / f"{scorer}.json"),
+        assert illusion_agent(["score", str(out), "--scorer", scorer, "--output", str(tmp_path / f"{scorer}.json"),
                                "--judge-backend", "function", "--judge-model",
                                "scripted_answers:judge_by_reference"]) == 0
         figures = json.loads((tmp_path / f"{scorer}.json").read_text())

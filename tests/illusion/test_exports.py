@@ -59,7 +59,8 @@ def test_samples_csv_has_the_documented_columns_and_reads_in_a_dataframe_library
     path = out / "report" / "samples.csv"
     rows = list(csv.DictReader(path.open()))
     assert tuple(rows[0]) == CSV_COLUMNS == ("id", "category", "family", "answer", "gold", "correct", "error_kind",
-                                             "rounds", "tools_used", "tokens", "cost")
+                                             "rounds", "tools_used", "tokens", "cost", "magnitude",
+                                             "counterfactual")
     records = written(out)
     assert [r["id"] for r in rows] == [s.id for s in probes[:4]]
     for row in rows:
@@ -67,9 +68,12 @@ def test_samples_csv_has_the_documented_columns_and_reads_in_a_dataframe_library
         assert (row["answer"], row["gold"], row["family"]) == ("yes", record["label"], record["family"])
         assert row["correct"] == str(record["correct"]) and row["tools_used"] == "draw_line"
         assert row["error_kind"] == "" and row["cost"] == ""  # no error; no price known for a scripted model
+        assert (float(row["magnitude"]), row["counterfactual"]) == (record["magnitude"],
+                                                                    str(record["counterfactual"]))  # the plots' x
     table = pyarrow.csv.read_csv(path)  # an independent reader: typed columns, blanks as missing
     assert table.column_names == list(CSV_COLUMNS)
     assert str(table.schema.field("correct").type) == "bool" and table.column("cost").null_count == 4
+    assert str(table.schema.field("counterfactual").type) == "bool"
 
 
 def test_every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_settings_table(probe_dir, tmp_path,

@@ -61,7 +61,7 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     # the per-sample CSV names the kind on the failed sample's row
     assert f",{kind}," in (out / "report" / "samples.csv").read_text()
     # and `score --json` (rescore.score_run) counts it as the report's benchmark section does
-    assert main(["score", str(out), "--json", str(tmp_path / "score.json")]) == 0
+    assert main(["score", str(out), "--output", str(tmp_path / "score.json")]) == 0
     score = json.loads((tmp_path / "score.json").read_text())
     assert score["counts"] == {"records": 8, "scored": 8, "failed": 1, "unlabelled": 0}
     assert "8 scored, 1 of them failed" in score["summary"]

@@ -129,3 +129,30 @@ def test_compare_writes_its_chart_as_svg_and_png_beside_the_page(probe_dir, tmp_
     assert image.size == (width * SCALE, height * SCALE)
     bar = attrs(svg, "rect", "class='bar'")[0]
     assert at(image.convert("RGB"), float(bar["x"]) + 3, float(bar["y"]) + 3) == rgb(bar["fill"])
+
+
+def test_an_interval_is_drawn_with_a_cap_across_each_end():
+    """Whiskers as a reader expects them: in the PNG, ink across the line at the interval's low and high ends."""
+    svg = psychometric()
+    image = png(svg)
+    whiskers = re.findall(r"<g class='whisker'>(.*?)</g>", svg)
+    assert len(whiskers) == 3  # one per point with an interval
+    for whisker in whiskers:
+        body, low_cap, high_cap = [dict(re.findall(r"([\w-]+)='([^']*)'", line)) for line in
+                                   re.findall(r"<line ([^>]*)/>", whisker)]
+        assert body["x1"] == body["x2"] and low_cap["y1"] == low_cap["y2"] == body["y1"]
+        for cap in (low_cap, high_cap):  # each cap is drawn 4 px either side of the whisker
+            x, y = float(cap["x1"]), float(cap["y1"])
+            assert float(cap["x2"]) - x == 8 and ink(image, (x, y - 1, x + 2, y + 1)) > 0
+
+
+def test_a_bar_chart_of_one_bar_has_room_for_its_turned_y_title():
+    """rounds.png of a run whose samples all took one round: the y title is not cut at the top or bottom."""
+    title = "rounds (model turns)"
+    svg = bar_chart({"1": 40}, chart_id="rounds", title="Rounds per sample", x_title="samples (count)",
+                    y_title=title, fmt=str)
+    image = png(svg)
+    y_title = attrs(svg, "text", "class='axis-title y-title'")[0]
+    middle, length = float(y_title["y"]), 0.6 * 12 * len(title)
+    assert middle - length / 2 > 0 and middle + length / 2 < image.height / SCALE
+    assert ink(image, (2, 0, 18, 4)) == 0 and ink(image, (2, middle - 10, 18, middle + 10)) > 0

@@ -53,6 +53,11 @@ async def inspect_eval(name: str, args: dict, model, log_dir: Path, **options):
     return log
 
 
+def sample_errors(log) -> dict[str, str]:
+    """The samples Inspect counts as errors, with their messages."""
+    return {str(s.id): s.error.message for s in log.samples if s.error is not None}
+
+
 async def trompe_run(args: dict, out: Path, **config) -> dict[str, dict]:
     """The same samples through `illusion-agent run`'s runner with the same script as the model."""
     dataset = load_dataset(args["dataset"], images_root=args.get("images_root"))
@@ -75,22 +80,28 @@ def metric_values(log) -> dict[str, float]:
 @pytest.mark.parametrize("name", sorted(TASKS))
 async def test_task_scores_equal_illusion_agent_run(name, tmp_path, mock_model):
     args = TASKS[name](tmp_path / "data")
-    log = await inspect_eval(name, args, mock_model, tmp_path / "logs")
+    log = await inspect_eval(name, args, mock_model, tmp_path / "logs", fail_on_error=False)  # all counted
     ours = await trompe_run(args, tmp_path / "run")
     theirs = inspect_records(log)
     assert sorted(theirs) == sorted(ours)
+    errors = sample_errors(log)
     for sample_id, record in ours.items():
         got = theirs[sample_id]
+        # a sample without an answer is an Inspect sample error naming why, never a score of 0
+        assert (sample_id in errors) == (record["answer"] is None), sample_id
+        if record["answer"] is None:
+            assert f"trompe: no answer ({record['error_kind']})" in errors[sample_id]
         assert (got["answer"], got["correct"], got["agent"]) == (record["answer"], record["correct"],
                                                                    record["agent"]), sample_id
         assert got["tool_calls"] == record["tool_calls"]
     assert any(r["tool_calls"] == ["crop"] for r in theirs.values())  # the tools were called in Inspect
     fmt = load_dataset(args["dataset"], images_root=args.get("images_root")).format
     values = metric_values(log)
-    labelled = [r for r in ours.values() if r["label"] is not None]
+    labelled = [r for r in ours.values() if r["label"] is not None and r["answer"] is not None]  # failed: apart
     assert values["accuracy"] == pytest.approx(sum(bool(r["correct"]) for r in labelled) / len(labelled))
     for scorer in scorers_for(fmt):
-        expected = benchmark_metrics(fmt, results(ours.values()), scorer)
+        # Inspect scores the answered samples (the failed ones are errors to retry); trompe counts failed as wrong
+        expected = benchmark_metrics(fmt, results(r for r in ours.values() if r["answer"] is not None), scorer)
         prefix = "" if scorer == OFFICIAL else f"{scorer} "
         for headline, value in expected.headline.items():
             if headline != "accuracy":

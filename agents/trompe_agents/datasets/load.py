@@ -178,10 +178,16 @@ def agent_task(fmt: str, samples: Iterable) -> int:
     return 1 if kinds <= {"yesno"} else 2
 
 
-def resolve_task(given: int | None, fmt: str, samples: Iterable, path: Path) -> int:
-    """--task, or the one the dataset's format implies; a contradiction is refused rather than run wrong."""
+def resolve_task(given: int | None, fmt: str, samples: Iterable, path: Path,
+                 warn: Callable[[str], None] | None = None) -> int:
+    """--task, or the one the dataset's format implies; a contradiction with a benchmark's format is refused
+    rather than run wrong, one with the answers of a plain sample file is said through `warn` and run as given."""
     inferred = agent_task(fmt, samples)
     if given is not None and fmt in AGENT_TASKS and given != inferred:
         raise DatasetError(f"--task {given}: {path} is a {fmt} dataset, which is Task {inferred}; pass --task "
                            f"{inferred} or leave --task out")
+    if given is not None and given != inferred and warn is not None:
+        answers = "every answer is yes/no" if inferred == 1 else "some answers are not yes/no (options, counts, ...)"
+        warn(f"--task {given}: {answers} in {path}, which is Task {inferred}'s form; running Task {given}'s prompt "
+             f"and tools as asked (leave --task out for Task {inferred})")
     return given or inferred

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
 
+from trompe_server.commandline import entry_point, parse
 from trompe_server.errors import PluginError
 from trompe_server.exits import FAILED, exit_with
 from trompe_server.version import __version__
@@ -281,7 +281,8 @@ async def run(args: argparse.Namespace) -> int:
 
     dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
                            split=args.split, stream=True)  # a probe set is read again as it runs, never held whole
-    args.task = resolve_task(args.task, dataset.format, dataset, args.dataset)
+    args.task = resolve_task(args.task, dataset.format, dataset, args.dataset,
+                             warn=lambda message: print(f"{PROG} run: warning: {message}", file=sys.stderr))
     print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
           f"{describe_counts(dataset)}", file=sys.stderr)
     config = agent_config(args)
@@ -331,18 +332,16 @@ def trace_command(args: argparse.Namespace) -> int:
     if args.width < 20:
         raise ValueError(f"--width: {args.width} is too small; accepted: 20 or more")
     if args.html is None:
-        try:
-            print(show_text(args.path, args.sample, args.width))
-        except BrokenPipeError:  # `| head` closed the pipe: that is the reader's choice, not an error
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(show_text(args.path, args.sample, args.width))
     else:
         out = None if args.html is True else args.html
         print(f"trace page: {write_html(args.path, out, args.sample)}")
     return 0
 
 
+@entry_point
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return execute(args)
 
@@ -382,6 +381,8 @@ def execute(args: argparse.Namespace) -> int:
         raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools
         raise exit_with(f"{PROG} {args.command}: {exc}") from None
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): the entry point ends quietly
+        raise
     except OSError as exc:  # a full disk, a file over its size limit: files are replaced whole, the old ones kept
         raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (stopping.py): the main task was cancelled first

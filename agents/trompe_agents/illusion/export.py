@@ -28,7 +28,7 @@ from .stats import wilson
 HARNESS = "trompe illusion-agent"
 CSV_FILE, JSON_FILE = "samples.csv", "summary.json"
 CSV_COLUMNS = ("id", "category", "family", "answer", "gold", "correct", "error_kind", "rounds", "tools_used",
-               "tokens", "cost")
+               "tokens", "cost", "magnitude", "counterfactual")  # the last two: what the psychometric plots use
 # how reports, exports and comparisons group samples
 GROUPINGS: list[tuple[str, Callable[[SampleResult], Any]]] = [
     ("all", lambda r: "all"), ("category", lambda r: r.category), ("family", lambda r: r.family),
@@ -43,7 +43,8 @@ def sample_row(record: SampleResult) -> dict[str, Any]:
             "answer": None if record.failed else record.answer, "gold": record.label,
             "correct": record.correct if record.scored else None,
             "error_kind": str(record.failure) if record.failure else None, "rounds": record.rounds,
-            "tools_used": ";".join(used), "tokens": record.tokens, "cost": record.cost}
+            "tools_used": ";".join(used), "tokens": record.tokens, "cost": record.cost,
+            "magnitude": record.magnitude, "counterfactual": record.counterfactual}
 
 
 def samples_csv(records: Iterable[SampleResult]) -> str:

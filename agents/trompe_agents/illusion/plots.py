@@ -80,6 +80,21 @@ def _axis_titles(x_title: str, y_title: str, left: float, right: float, top: flo
             f"transform='rotate(-90 {y_at} {y_mid:.1f})'>{escape(y_title)}</text>")
 
 
+def whisker(at: float, low: float, high: float, colour: str, vertical: bool, cap: float = 4) -> str:
+    """A 95% interval as a reader expects it: a line from low to high with a cap across each end."""
+    def line(a0: float, b0: float, a1: float, b1: float) -> str:  # a: along the interval, b: across it
+        x0, y0, x1, y1 = (b0, a0, b1, a1) if vertical else (a0, b0, a1, b1)
+        return f"<line x1='{x0:.1f}' y1='{y0:.1f}' x2='{x1:.1f}' y2='{y1:.1f}' stroke='{colour}' stroke-width='1.2'/>"
+
+    return ("<g class='whisker'>" + line(low, at, high, at) + line(low, at - cap, low, at + cap)
+            + line(high, at - cap, high, at + cap) + "</g>")
+
+
+def title_length(text: str, size: int = 12) -> float:
+    """About how long a title runs in pixels (0.6 em a character, Helvetica's average), plus a margin."""
+    return 0.6 * size * len(text) + 12
+
+
 def _legend(entries: Sequence[tuple[str, str]], x: float, y: float) -> str:
     parts = ["<g class='legend'>"]
     for i, (name, colour) in enumerate(entries):
@@ -124,8 +139,7 @@ def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: st
                          + " ".join(f"{x(p.x):.1f},{y(p.y):.1f}" for p in shown) + "'/>")
         for p in shown:
             if p.low is not None and p.high is not None:
-                parts.append(f"<line x1='{x(p.x):.1f}' y1='{y(p.low):.1f}' x2='{x(p.x):.1f}' y2='{y(p.high):.1f}' "
-                             f"stroke='{s.colour}' opacity='0.6'/>")
+                parts.append(whisker(x(p.x), y(p.low), y(p.high), s.colour, vertical=True))
             attrs = "".join(f" data-{k}='{escape(v)}'" for k, v in p.attrs.items())
             count = f" (n={p.n})" if p.n is not None else ""
             parts.append(f"<circle class='point'{attrs} cx='{x(p.x):.1f}' cy='{y(p.y):.1f}' r='4' fill='{s.colour}'>"
@@ -142,7 +156,7 @@ def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: s
         return "<p class='muted'>nothing to plot</p>"
     top = top or max(values.values()) or 1.0
     row, left, right, head = 22, 170, width - 80, 24
-    bottom = head + row * len(values)
+    bottom = head + max(row * len(values), title_length(y_title))  # one bar still leaves room for the y title
     height = bottom + 48
     parts = [_svg(chart_id, "chart", width, height, title)]
     for value in nice_ticks(0.0, top, 5):
@@ -195,8 +209,7 @@ def paired_bars(rows: Sequence[tuple[str, Point | None, Point | None]], names: t
                          f"width='{max(1.0, gx(point.y) - left):.1f}' height='12' fill='{colour}'>"
                          f"<title>{escape(names[k])}: {percent(point.y)} (n={point.n})</title></rect>")
             if point.low is not None and point.high is not None:
-                parts.append(f"<line x1='{gx(point.low):.1f}' y1='{top + 6}' x2='{gx(point.high):.1f}' "
-                             f"y2='{top + 6}' stroke='#222'/>")
+                parts.append(whisker(top + 6, gx(point.low), gx(point.high), "#222", vertical=False, cap=4))
     parts.append(f"<line x1='{left}' y1='{bottom}' x2='{right}' y2='{bottom}' stroke='#333'/>"
                  f"<line x1='{left}' y1='{head}' x2='{left}' y2='{bottom}' stroke='#333'/>")
     parts.append(_axis_titles(x_title, y_title, left, right, head, bottom, height, y_at=12))

@@ -1,14 +1,15 @@
 """`illusion-agent score RUN`: a finished run re-scored by a named harness's scorer, with no new model calls.
 
 The numbers come from results.jsonl alone (datasets/scorers.py reads each record's reply or answer), so one run
-gives the official, lmms-eval and VLMEvalKit figures side by side; `--json` writes them machine-readable next to
-the HTML report.
+gives the official, lmms-eval and VLMEvalKit figures side by side; `--json` prints them machine-readable on stdout
+(as every command's `--json` does), `--output FILE` writes them to a file.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -27,8 +28,9 @@ def add_score_parser(subs: argparse._SubParsersAction) -> None:
     score.add_argument("run_dir", type=Path)
     score.add_argument("--scorer", choices=scorer_names(), default=OFFICIAL,
                        help="official (the benchmark's own, default), lmms-eval or vlmevalkit (docs/datasets.md)")
-    score.add_argument("--json", nargs="?", const=True, type=Path, metavar="FILE",
-                       help="also write the figures as JSON (default FILE: RUN_DIR/report/score_<scorer>.json)")
+    score.add_argument("--json", action="store_true", help="print the figures as JSON to stdout instead of the summary")
+    score.add_argument("--output", type=Path, metavar="FILE", help="also write the figures as JSON to FILE (e.g. "
+                                                                    "RUN_DIR/report/score_vlmevalkit.json)")
     score.add_argument("--judge-backend", metavar="NAME",
                        help="ask this backend what a reply answers, as the harness asks its LLM judge (BLINK "
                             "official and vlmevalkit, V* vlmevalkit, HallusionBench every scorer; docs/datasets.md)")
@@ -82,12 +84,15 @@ def judge_backend(args: argparse.Namespace) -> Backend | None:
 
 
 def score_command(args: argparse.Namespace) -> int:
-    """Print the run's summary under the scorer; with --json, write the figures too."""
+    """Print the run's summary under the scorer (with --json, the figures instead); --output writes them too."""
     figures = score_run(args.run_dir, args.scorer, judge_backend(args))
-    print(figures["summary"])
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(args.output, figures)
     if args.json:
-        path = args.run_dir / "report" / f"score_{figures['scorer']}.json" if args.json is True else args.json
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, figures)
-        print(f"json: {path}")
+        print(json.dumps(figures, indent=2, ensure_ascii=False))
+        return 0
+    print(figures["summary"])
+    if args.output is not None:
+        print(f"json: {args.output}")
     return 0

@@ -114,6 +114,9 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     todo = Todo(samples, options.limit, finished, sum(i not in finished for i in digests))
     write_meta(out, backend, config, options, total=len(digests), todo=len(todo), order=listing.order,
                identity=identity)
+    if not todo:  # a rerun of a finished run: said, so the summary below is not taken for new work
+        print(f"nothing left to do: all {len(digests)} samples are in {path}"
+              f"{'' if options.retry_errors else ' (--retry-errors redoes those without an answer)'}", file=sys.stderr)
     if options.rate_limit is not None:
         backend = RateLimited(backend, RateLimiter(options.rate_limit))
     agent = IllusionAgent(backend, tools, config)

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from trompe_server.commandline import entry_point, parse
 from trompe_server.errors import PluginError
 from trompe_server.exits import FAILED, exit_with
 from trompe_server.version import __version__
@@ -46,7 +47,7 @@ from .roles import Roles
 from .isolation import SandboxUnavailable, choose as choose_sandbox, sandbox_names
 from .sandbox import Sandbox, SandboxLimits
 from .show import render
-from .strategies import strategy_names
+from .strategies import choose_strategy, strategy_names, uses_explorer
 from .tasks import get_task
 
 DEFAULT_BACKENDS = {"explorer": "claude", "target": "gemini"}
@@ -277,19 +278,24 @@ async def _explore(args: argparse.Namespace) -> int:
     run["dev_content"] = sample_digests(dev, label=False)  # apply leaves out these items, not just these ids
     if (args.out / "state.json").exists() and not args.resume:
         raise exit_with(f"sevex: {args.out} already holds a run; pass --resume to continue it")
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(run_file, run, indent=1)
-    explorer, target = _backend(args, "explorer"), _backend(args, "target")
+    # everything is checked before anything is written: the keys, the preset, the tool server's tags
+    explorer = _backend(args, "explorer") if uses_explorer(choose_strategy(config.strategy), config) else None
+    if explorer is None:  # a baseline measured once: no explorer, no key for one (recorded as none)
+        run["explorer"] = {"backend": None, "model": None, "service_tier": None}
+    target = _backend(args, "target")
     if args.chosen:  # --preset paper: what each role will send, against the paper, said once and kept in run.json
         args.chosen.check(presets.planned(target), "sevex", "target")
-        args.chosen.check(presets.planned(explorer), "sevex", "explorer")
+        if explorer is not None:
+            args.chosen.check(presets.planned(explorer), "sevex", "explorer")
         run["preset"] = args.chosen.record()
-        write_json_atomic(run_file, run, indent=1)
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, run["task"], run.get("task_description")))
-        roles = Roles(explorer, f"{args.target_backend}:{args.target_model or 'default'}")
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(run_file, run, indent=1)
+        target_name = f"{args.target_backend}:{args.target_model or 'default'}"
+        roles = Roles(explorer, target_name)  # type: ignore[arg-type]  # explorer None: never asked
         try:
             best = await Explorer(args.out, runner, roles, dev, config, progress=not args.no_progress).run(
                 resume=args.resume)
@@ -340,8 +346,9 @@ async def _apply(args: argparse.Namespace) -> int:
     return 0
 
 
+@entry_point
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return execute(args)
 

@@ -29,6 +29,8 @@ SKETCHPAD_IDEA = "SketchPad baseline: the target uses the tools itself through t
 class Naive:
     """The plain question, measured once: the baseline every idea is compared with."""
 
+    explorer_at_start = False  # start() asks the explorer nothing (uses_explorer)
+
     def root(self, runner: Runner) -> tuple[str, Implementation]:
         return ROOT_IDEA, NAIVE
 
@@ -83,6 +85,8 @@ class APE(SketchPad):
 
 class SEVEX(Naive):
     """The paper's search: select an idea by NUCT, implement and execute it, back-propagate its insights, expand."""
+
+    explorer_at_start = True  # the root's first ideas come from the explorer, even with --iterations 0
 
     def iterations(self, config: ExploreConfig) -> int:
         return config.iterations
@@ -150,6 +154,12 @@ def _strategies() -> dict:
 def strategy_names() -> list[str]:
     """`--strategy` choices: the built-ins and every strategy the installed plugins register."""
     return list(_strategies())
+
+
+def uses_explorer(strategy: Strategy, config: ExploreConfig) -> bool:
+    """Whether a run asks the explorer model anything: not a baseline measured once (naive or sketchpad with 0
+    iterations), which then needs no explorer key. A plugin's strategy that does not say is taken to ask."""
+    return strategy.iterations(config) > 0 or getattr(strategy, "explorer_at_start", True)
 
 
 def choose_strategy(name: str) -> Strategy:
