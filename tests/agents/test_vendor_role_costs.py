@@ -15,7 +15,7 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.export import summary
 from trompe_agents.illusion.report import index_page
-from runlines import written
+from runlines import results, written
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -68,11 +68,11 @@ async def test_each_role_gets_the_tokens_and_cost_the_vendor_billed_for_it(recor
 
 async def test_the_summary_and_the_report_show_cost_per_role(record_and_bill):
     out, record, bills = record_and_bill
-    totals = summary(read_meta(out), [record])["totals"]
+    totals = summary(read_meta(out), results([record]))["totals"]
     assert totals["service_tiers"] == ["standard"]
     assert totals["roles"]["main"]["cache_write_tokens"] == 1300
     assert totals["roles"]["rescue"]["cost"] == pytest.approx(bills["rescue"], abs=1e-6)
-    page = index_page(read_meta(out), [record])
+    page = index_page(read_meta(out), results([record]))
     assert "Cost per role" in page and f"<td>router</td><td>1</td><td>{3000:,}</td><td>0</td><td>{2800:,}</td>" in page
 
 
