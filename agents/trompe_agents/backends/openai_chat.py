@@ -24,8 +24,8 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import LOCAL_IMAGES, ImageLimits, default_model, lookup
-from .openai_responses import (FINAL_NAME, OpenAISettings, cheaper_modes, classify, image_detail, make_client, reasoning_effort,
-                               usage_of)
+from .openai_responses import (FINAL_NAME, OpenAISettings, cheaper_modes, classify, image_detail, make_client,
+                               reasoning_effort, usage_of)
 from .retry import Failure, Sleep
 from .settings import setting, text
 from .vendor import VendorBackend, data_url, json_schema_strict, parts_of, result_text

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from trompe_server.errors import PluginError
-from trompe_server.exits import FAILED, exit_with
+from trompe_server.exits import FAILED, INTERRUPTED, OK, USAGE, exit_with
 from trompe_server.version import __version__
 
 from .. import presets
@@ -300,7 +300,7 @@ async def _explore(args: argparse.Namespace) -> int:
     resolve(args.out).save(args.out / "best")
     print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
     print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
-    return 0
+    return OK
 
 
 async def _apply(args: argparse.Namespace) -> int:
@@ -335,7 +335,7 @@ async def _apply(args: argparse.Namespace) -> int:
     print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
           f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}"
           + (f" (preset: {preset_file(out)})" if args.chosen else ""))
-    return 0
+    return OK
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -358,18 +358,18 @@ def execute(args: argparse.Namespace) -> int:
         except FileNotFoundError as exc:
             raise exit_with(f"sevex: {exc}") from None
         print(f"wrote {out}")
-        return 0
+        return OK
     try:
         return asyncio.run(_explore(args) if args.command == "explore" else _apply(args))
     except (ValueError, FileNotFoundError, PluginError, SandboxUnavailable) as exc:  # PluginError: unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     except (BackendError, ExecutorFailed) as exc:  # no quota or key, a dead worker: stopping beats scoring 0
         print(f"sevex: {' '.join(str(exc).split())}{_resume_hint(args)}", file=sys.stderr)
-        return 1
+        return FAILED
     except KeyboardInterrupt:  # Ctrl-C: one line and how to go on, not the chained tracebacks of every task
         print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 def preset_file(results: Path) -> Path:
