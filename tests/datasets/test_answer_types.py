@@ -22,13 +22,10 @@ from trompe_agents.testing import dataset_files as files
 
 from replicas import write_blindtest_hf, write_colorblindhard
 
-HERE = Path(__file__).parent
 SCRIPTED = ["--backend", "function", "--no-progress", "--model", "scripted_answers:gold_in_requested_format"]
 
 
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 def run(dataset: Path, out: Path, *extra: str) -> dict:

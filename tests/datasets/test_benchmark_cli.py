@@ -7,7 +7,6 @@ docstring names the source file or dataset card); the agent is a scripted functi
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,14 +15,11 @@ from trompe_agents.illusion.cli import main as illusion_agent
 from trompe_agents.illusion.results import read_results
 from trompe_agents.testing import dataset_files as files
 
-HERE = Path(__file__).parent
 SCRIPTED = ["--backend", "function", "--no-progress"]
 FAILED = 3  # the run finished, but some samples have no answer (their failures are recorded and counted)
 
 
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 def test_datacv_task2_ids_from_image_names_missing_image_fails_alone_and_submit_writes_model_json(

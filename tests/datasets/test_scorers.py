@@ -28,7 +28,9 @@ from trompe_agents.illusion.cli import main as illusion_agent
 from trompe_agents.illusion.results import read_results
 
 from replicas import write_blindtest_hf
-from test_answer_types import SCRIPTED, scripted_on_path  # noqa: F401 -- the fixture puts the models on the path
+from test_answer_types import SCRIPTED
+
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 def blind(task: str, gold: str, text: str | None, label: str | None = None, i: int = 0) -> dict:

@@ -25,13 +25,10 @@ from trompe_agents.datasets.scorers import decided_by
 from trompe_agents.datasets.vlmeval_match import Inferred, exact_matching, infer, vlmeval_yes_no
 from trompe_agents.illusion.cli import main as illusion_agent
 
-HERE = Path(__file__).parent
 POINTS = ["Point A", "Point B"]
 
 
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 @pytest.mark.parametrize("reply, choices, expected", [

@@ -1,6 +1,5 @@
 """Probe sets and scripted runs shared by the illusion tests."""
 
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +20,3 @@ def probe_dir(tmp_path):
 @pytest.fixture
 def probes(probe_dir):
     return list(load_dataset(probe_dir))
-
-
-@pytest.fixture
-def scripted_on_path(monkeypatch):
-    """`--model scripted:NAME` finds tests/illusion/scripted.py, as a user's own module on sys.path."""
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))

@@ -1,19 +1,15 @@
 """`illusion-agent trace show`: a run's trace read by a person, as text in the terminal or as one HTML page."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.results import read_results
 
-HERE = Path(__file__).parent
 
 
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 @pytest.fixture
