@@ -20,3 +20,10 @@ def probe_dir(tmp_path):
 @pytest.fixture
 def probes(probe_dir):
     return list(load_dataset(probe_dir))
+
+
+@pytest.fixture
+def gemini_key(monkeypatch):
+    """A Gemini key in the variables the SDK reads, for runs against the loopback fake Gemini API."""
+    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.setenv(variable, "test-key")

@@ -22,10 +22,7 @@ from trompe_agents.testing import FakeVendor, final
 ANSWER = '{"reasons": "measured", "answer": "yes"}'
 
 
-@pytest.fixture(autouse=True)
-def keys(monkeypatch):
-    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        monkeypatch.setenv(variable, "test-key")
+pytestmark = pytest.mark.usefixtures("gemini_key")  # conftest.py: the fake Gemini API takes any key
 
 
 def run(probe_dir: Path, out: Path, base_url: str, *options: str) -> int:
