@@ -65,7 +65,7 @@ def number(low: float, high: float | None = None, *, whole: bool = False, unit: 
             except ValueError:
                 raise ValueError(accepted) from None
         if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)) \
-                or math.isnan(value) or value < low or (high is not None and value > high):
+                or not math.isfinite(value) or value < low or (high is not None and value > high):
             raise ValueError(accepted)
         return value if whole else float(value)
 
@@ -115,11 +115,13 @@ JSON_OBJECT = Kind("a JSON object, e.g. {\"top_k\": 1}", _object)
 
 
 def python_only(what: str, instead: str) -> Kind:
-    """A value only Python can give (a callable); on the command line `instead` says what to use."""
+    """A callable, which only Python can give; on the command line `instead` says what to use."""
 
     def read(value: Any) -> Any:
         if isinstance(value, str):
             raise ValueError(f"{what}, set from Python only; on the command line use {instead}")
+        if not callable(value):
+            raise ValueError(what)
         return value
 
     return Kind(f"{what} (from Python; on the command line {instead})", read)
@@ -137,6 +139,8 @@ class BackendSettings:
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
+            if "kind" not in field.metadata:
+                raise TypeError(f"{type(self).__name__}.{field.name}: declare it with setting(default, kind, help)")
             value = getattr(self, field.name)
             if value is field.default:
                 continue
