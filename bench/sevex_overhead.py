@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sevex"))
 import scripted_models  # noqa: E402
 
 from trompe_agents.backends.base import BackendOptions  # noqa: E402
+from trompe_agents.backends.function import FunctionSettings  # noqa: E402
 from trompe_agents.datasets.base import Sample  # noqa: E402
 from trompe_agents.plugins import create_backend  # noqa: E402
 from trompe_agents.sevex.evaluate import Runner  # noqa: E402
@@ -54,7 +55,7 @@ def samples(folder: Path, n: int) -> list[Sample]:
 
 
 def fn_backend(fn):
-    return create_backend("function", BackendOptions(extra={"function": fn}))
+    return create_backend("function", BackendOptions(settings=FunctionSettings(function=fn)))
 
 
 async def sandbox_starts(isolation: Isolation, repeats: int, warm: int) -> list[float]:

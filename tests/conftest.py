@@ -43,6 +43,13 @@ def _os_sandbox_when_marked(request):
 
 
 @pytest.fixture
+def scripted_on_path(monkeypatch, request):
+    """`--model MODULE:NAME` finds the scripted models beside the test (tests/illusion/scripted.py,
+    tests/datasets/scripted_answers.py), as a user's own module on sys.path."""
+    monkeypatch.syspath_prepend(str(request.path.parent))
+
+
+@pytest.fixture
 def anyio_backend():
     return "asyncio"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 
+import numpy as np
 from PIL import Image
 
 
@@ -30,3 +31,13 @@ def result_image(result) -> Image.Image:
     blocks = [b for b in result.content if b.type == "image"]
     assert blocks, [b.type for b in result.content]
     return Image.open(io.BytesIO(base64.b64decode(blocks[0].data)))
+
+
+def noise(size: tuple[int, int], mode: str = "RGB", seed: int = 7, min_alpha: int = 0) -> Image.Image:
+    """Every pixel random: a crop from the wrong place cannot pass by accident, and nothing compresses.
+    `min_alpha`: the least alpha of an RGBA image's pixels."""
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 256, (size[1], size[0], len(mode)), dtype=np.uint8)
+    if mode == "RGBA" and min_alpha:
+        pixels[..., 3] = rng.integers(min_alpha, 256, (size[1], size[0]), dtype=np.uint8)
+    return Image.fromarray(pixels, mode)

@@ -8,7 +8,6 @@ takes (`BackendOptions`, `ServerChoice`); a flag added to a group reaches every 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -22,7 +21,8 @@ from .backends.base import Backend, BackendError, BackendOptions, MissingCredent
 from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS, default_keep_images
 from .executors import executor_names
 from .model_images import FORMATS, keep_rounds_option
-from .plugins import create_backend
+from .backends.settings import SettingError
+from .plugins import backend_settings, create_backend
 from .toolclient import CALL_DEADLINE, ToolClient
 from .toolserver import ServerChoice
 
@@ -70,15 +70,12 @@ def named(options: tuple[Option, ...], name: str) -> Option:
 KEEP_BY_BACKEND = 0  # --keep-images not given: the backend decides (default_keep_images); a user's value is >= 1
 
 
-def _option(raw: str) -> tuple[str, object]:
-    """KEY=VALUE with VALUE parsed as JSON where it parses (numbers, true/false, null), else kept as text."""
+def _option(raw: str) -> tuple[str, str]:
+    """KEY=VALUE, the value kept as text: the chosen backend's settings class reads it (backends/settings.py)."""
     key, sep, value = raw.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {raw!r}")
-    try:
-        return key.strip(), json.loads(value)
-    except ValueError:
-        return key.strip(), value
+    return key.strip(), value
 
 
 def keep_images(raw: str) -> int | None:
@@ -162,8 +159,9 @@ BACKEND = (
                                      "retried); batch: claude's Message Batches, half price, answered within 24 "
                                      "hours, for requests without tools (--no-tools; default standard)")),
     Option("backend-option", dict(action="append", default=[], type=_option, metavar="KEY=VALUE",
-                                  help="backend setting, value read as JSON when it parses (e.g. temperature=null, "
-                                       "anthropic_version=2023-06-01, native_final=false); repeatable")),
+                                  help="one of the backend's own settings (docs/vendors.md lists each backend's), "
+                                       "e.g. temperature=none, anthropic_version=2023-06-01, native_final=false; "
+                                       "repeatable")),
     Option("thinking", dict(choices=LEVELS, default=None,
                             help="how much the model thinks before answering: Anthropic thinking budget or effort, "
                                  "OpenAI reasoning effort, Gemini thinking level or budget (default: the vendor's)")),
@@ -226,9 +224,15 @@ def backend_options_from_args(args: argparse.Namespace, prog: str, role: str = "
             raise exit_with(f"{prog}: {named(BACKEND, 'api-key-env').flag(role)} {value['api-key-env']}: that "
                             "environment variable is not set")
     keep = value["keep-images"]
+    try:
+        settings = backend_settings(value["backend"], value["backend-option"])
+    except SettingError as exc:
+        raise exit_with(f"{prog}: {named(BACKEND, 'backend-option').flag(role)} {exc}") from None
+    except BackendError as exc:
+        raise exit_with(f"{prog}: {' '.join(str(exc).split())}") from None
     return BackendOptions(model=value["model"], base_url=value["base-url"], api_key=api_key,
                           max_retries=value["max-retries"], fallback_models=value["fallback-model"],
-                          record=value["record"], retry_cap=value["retry-cap"], extra=dict(value["backend-option"]),
+                          record=value["record"], retry_cap=value["retry-cap"], settings=settings,
                           thinking=value["thinking"], image_format=value["image-format"],
                           keep_images=default_keep_images(value["backend"]) if keep == KEEP_BY_BACKEND else keep,
                           timeout=value["timeout"], service_tier=value["service-tier"])
@@ -245,7 +249,7 @@ def backend_from_args(args: argparse.Namespace, prog: str | None = None, role: s
         if not all(name in message for name in KEYLESS):
             message += f" (backends that need no key: {', '.join(KEYLESS)})"
         raise exit_with(f"{prog}: {message}") from None
-    except (BackendError, ValueError) as exc:  # ValueError: a --backend-option value out of range
+    except (BackendError, ValueError) as exc:  # ValueError: e.g. a --service-tier the vendor does not have
         raise exit_with(f"{prog}: {' '.join(str(exc).split())}") from None
 
 

@@ -13,7 +13,9 @@ hookimpl = HookimplMarker("trompe_agents")
 
 @hookspec
 def register_backends(register):
-    """Register model backends: call register(name, factory) where factory(BackendOptions) -> Backend.
+    """Register model backends: call register(name, factory, settings=MySettings) where factory(BackendOptions)
+    -> Backend and MySettings, a frozen dataclass of `backends.settings.setting` fields, is what
+    `--backend-option` may set (omitted: none); the factory reads `MySettings.of(options)`.
 
     A name another plugin registers too (a built-in's included) is refused with an error naming both."""
 

@@ -5,7 +5,8 @@ included; a name registered twice is refused naming both."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -15,6 +16,7 @@ from trompe_server.plugins import entry_points_by_name
 
 from . import hookspecs
 from .backends.base import Backend, BackendError, BackendOptions
+from .backends.settings import BackendSettings
 
 ENTRY_POINT_GROUP = "trompe.backends"
 DISTRIBUTION = "trompe"  # the built-in backends' distribution (pyproject.toml)
@@ -51,19 +53,21 @@ def _load(only: str | None = None) -> pluggy.PluginManager:
     return pm
 
 
-def _collect(pm: pluggy.PluginManager, hook: str, what: str, error: type[Exception]) -> dict[str, Any]:
-    """name -> what the plugins register through `hook`; a name two plugins register is refused naming both (a
-    third-party `claude` must not silently replace the built-in one, as a tool defined twice is refused)."""
+def _collect(pm: pluggy.PluginManager, hook: str, what: str, error: type[Exception],
+             entry: Callable[..., Any] = lambda thing: thing) -> dict[str, Any]:
+    """name -> what the plugins register through `hook` (`entry` builds it from register's arguments after the
+    name); a name two plugins register is refused naming both (a third-party `claude` must not silently replace
+    the built-in one, as a tool defined twice is refused)."""
     found: dict[str, Any] = {}
     owners: dict[str, str] = {}
 
     def registrar(plugin: str) -> Callable[[str, Any], None]:
-        def register(name: str, thing: Any) -> None:
+        def register(name: str, *thing: Any, **facets: Any) -> None:
             if name in owners:
                 first, second = sorted((owners[name], plugin))
                 raise error(f"{what} {name!r} is registered by both plugin {first!r} and plugin {second!r}; "
                             "uninstall the one you do not want (pip uninstall NAME)")
-            found[name], owners[name] = thing, plugin
+            found[name], owners[name] = entry(*thing, **facets), plugin
 
         return register
 
@@ -72,8 +76,16 @@ def _collect(pm: pluggy.PluginManager, hook: str, what: str, error: type[Excepti
     return dict(sorted(found.items()))
 
 
-def _factories(pm: pluggy.PluginManager) -> dict[str, Factory]:
-    return _collect(pm, "register_backends", "backend", BackendError)
+@dataclass(frozen=True)
+class BackendEntry:
+    """A registered backend: how to make one, and the settings (`--backend-option`) it takes."""
+
+    factory: Factory
+    settings: type[BackendSettings] = BackendSettings  # a plugin that declares none takes none
+
+
+def _entries(pm: pluggy.PluginManager) -> dict[str, BackendEntry]:
+    return _collect(pm, "register_backends", "backend", BackendError, BackendEntry)
 
 
 def registered(hook: str, what: str, builtin: ModuleType, builtin_name: str) -> dict[str, Any]:
@@ -88,13 +100,13 @@ def registered(hook: str, what: str, builtin: ModuleType, builtin_name: str) -> 
     return _collect(pm, hook, what, PluginConflict)
 
 
-def backend_factories() -> dict[str, Factory]:
-    """name -> factory for every backend the installed plugins register."""
-    return _factories(_load())
+def backend_entries() -> dict[str, BackendEntry]:
+    """name -> factory and settings class of every backend the installed plugins register."""
+    return _entries(_load())
 
 
 def backend_names() -> list[str]:
-    return list(backend_factories())
+    return list(backend_entries())
 
 
 def load_errors() -> dict[str, str]:
@@ -102,18 +114,30 @@ def load_errors() -> dict[str, str]:
     return dict(plugin_manager().load_errors)
 
 
-def create_backend(name: str, options: BackendOptions | None = None) -> Backend:
-    """A ready backend by name; with `options.record` every request/response is also saved to a cassette."""
-    options = options or BackendOptions()
-    factories = _factories(_load(only=name))
-    if name not in factories:
-        factories = backend_factories()
-    if name not in factories:
+def backend_entry(name: str) -> BackendEntry:
+    """The backend registered as `name` (only its own plugin and the third-party ones imported when they can say)."""
+    entries = _entries(_load(only=name))
+    if name not in entries:
+        entries = backend_entries()
+    if name not in entries:
         errors = load_errors()
         if name in errors:
             raise BackendError(f"backend {name!r} could not be loaded: {errors[name]}")
-        raise BackendError(f"unknown backend {name!r}; available: {', '.join(factories) or 'none'}")
-    backend = factories[name](options)
+        raise BackendError(f"unknown backend {name!r}; available: {', '.join(entries) or 'none'}")
+    return entries[name]
+
+
+def backend_settings(name: str, pairs: Iterable[tuple[str, Any]] | Mapping[str, Any] = ()) -> BackendSettings:
+    """The backend's settings from KEY=VALUE pairs (SettingError: a key it does not take, a value out of range)."""
+    return backend_entry(name).settings.from_pairs(pairs, backend=name)
+
+
+def create_backend(name: str, options: BackendOptions | None = None) -> Backend:
+    """A ready backend by name; with `options.record` every request/response is also saved to a cassette.
+    `options.settings` must be the backend's own settings class (backend_settings builds one)."""
+    options = options or BackendOptions()
+    entry = backend_entry(name)
+    backend = entry.factory(replace(options, settings=entry.settings.of(options, exactly=True)))
     if options.record and name != "replay":
         from .backends.replay import Recorder
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .backends.vendor import TEMPERATURE
 from .messages import Message, TextPart
 
 PAPER = "paper"
@@ -142,13 +143,19 @@ def apply(args: argparse.Namespace, preset: Preset, given: set[str]) -> list[str
         setattr(args, setting.dest, setting.value)
     if preset.temperature is not None:
         options = list(getattr(args, "backend_option", None) or [])
-        given_temperature = dict(options).get("temperature", preset.temperature)
-        if given_temperature != preset.temperature:
-            notes.append(f"--backend-option temperature={given_temperature} given; the paper uses "
-                         f"{preset.temperature:g}")
-        elif "temperature" not in dict(options):
+        if "temperature" not in dict(options):
             args.backend_option = [*options, ("temperature", preset.temperature)]
+        elif _temperature(given := dict(options)["temperature"]) != preset.temperature:
+            notes.append(f"--backend-option temperature={given} given; the paper uses {preset.temperature:g}")
     return notes
+
+
+def _temperature(text: str) -> float | str | None:
+    """The value a `temperature=` setting means (the text itself where it is no temperature: refused later)."""
+    try:
+        return TEMPERATURE.read(text)
+    except ValueError:
+        return text
 
 
 def planned(backend: Any) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .exits import exit_with
 from .limits import Limits
 
 logger = logging.getLogger(__name__)
@@ -231,8 +232,8 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     import uvicorn
 
     if not is_loopback(host) and not token:
-        raise SystemExit(f"refusing to bind {host}: a non-loopback host needs a bearer token "
-                         "(--token or TROMPE_TOKEN)")
+        raise exit_with(f"refusing to bind {host}: a non-loopback host needs a bearer token "  # a usage error: 2
+                        "(--token or TROMPE_TOKEN)")
     security = security_settings(host, port, allowed_hosts)
     if not is_loopback(host) and not allowed_hosts:
         print(f"trompe-server: requests must name one of these hosts: {', '.join(security.allowed_hosts)}; "

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from trompe_agents.backends.base import BackendError, BackendOptions
-from trompe_agents.backends.function import FunctionBackend, tool_call
+from trompe_agents.backends.function import FunctionBackend, FunctionSettings, tool_call
 from trompe_agents.messages import Message, TextPart, ToolCall, ToolSchema
 from trompe_agents.plugins import backend_names, create_backend, describe_backends
 
@@ -81,7 +81,8 @@ async def test_callable_passed_directly_and_reply_shapes():
     replies = iter([[tool_call("crop", image="a"), tool_call("crop", image="b")],
                     Message("assistant", [TextPart("thinking")], [ToolCall("x", "crop", {})]),
                     42])
-    backend = FunctionBackend.from_options(BackendOptions(extra={"function": lambda m, t: next(replies)}))
+    backend = FunctionBackend.from_options(BackendOptions(
+        settings=FunctionSettings(function=lambda m, t: next(replies))))
     two = await backend.complete(QUESTION, TOOLS)
     assert [c.arguments["image"] for c in two.message.tool_calls] == ["a", "b"]
     assert two.message.tool_calls[0].id != two.message.tool_calls[1].id

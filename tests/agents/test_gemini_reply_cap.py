@@ -65,7 +65,7 @@ class Flood:
 
 async def test_a_flood_without_a_length_is_cut_at_the_cap_in_bounded_memory():
     with Flood() as flood:
-        async with backend("gemini", flood, max_retries=3, timeout=30.0, extra={"max_reply_bytes": CAP}) as b:
+        async with backend("gemini", flood, max_retries=3, timeout=30.0, settings={"max_reply_bytes": CAP}) as b:
             tracemalloc.start()
             started = time.monotonic()
             try:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trompe_agents.backends.base import BackendError, BackendOptions
-from trompe_agents.backends.hf import parse_tool_calls
+from trompe_agents.backends.hf import HFSettings, parse_tool_calls
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolSchema
 from trompe_agents.plugins import create_backend
@@ -85,8 +85,8 @@ class Script(transformers.LogitsProcessor):
         return forced
 
 
-def hf_backend(folder: Path, script: list[str] | None = None, **extra):
-    backend = create_backend("hf", BackendOptions(model=str(folder), extra=extra))
+def hf_backend(folder: Path, script: list[str] | None = None, **settings):
+    backend = create_backend("hf", BackendOptions(model=str(folder), settings=HFSettings(**settings)))
     if script is not None:
         backend.generate_kwargs["logits_processor"] = transformers.LogitsProcessorList(
             [Script(backend.tokenizer, script)])

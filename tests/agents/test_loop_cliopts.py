@@ -96,4 +96,4 @@ async def test_backend_options_from_the_command_line_reach_the_vendor_request():
 def test_backend_option_must_be_key_value():
     with pytest.raises(SystemExit):
         parse("--backend-option", "no-equals-sign")
-    assert parse("--backend-option", "native_final=false").backend_option == [("native_final", False)]
+    assert parse("--backend-option", "native_final=false").backend_option == [("native_final", "false")]

@@ -8,6 +8,8 @@ import argparse
 import pytest
 
 from trompe_agents import cli as trompe_cli, cliopts
+from trompe_agents.backends.claude import ClaudeSettings
+from trompe_agents.backends.gemini import GeminiSettings
 from trompe_agents.cliopts import BACKEND, EXECUTOR, RUN, SERVER, Option, backend_options_from_args
 from trompe_agents.illusion import cli as illusion_cli
 from trompe_agents.sevex import cli as sevex_cli
@@ -85,10 +87,10 @@ def test_sevex_role_flags_reach_that_roles_backend_options():
     args.target_backend, args.explorer_backend = "gemini", "claude"
     target = backend_options_from_args(args, "sevex", "target")
     explorer = backend_options_from_args(args, "sevex", "explorer")
-    assert (target.image_format, target.keep_images, target.retry_cap, target.extra, target.timeout,
-            target.service_tier) == ("png", 3, 5.0, {"temperature": 0}, 30.0, "flex")
-    assert (explorer.image_format, explorer.keep_images, explorer.retry_cap, explorer.extra, explorer.timeout,
-            explorer.service_tier) == ("auto", None, 60.0, {}, 120.0, "standard")
+    assert (target.image_format, target.keep_images, target.retry_cap, target.settings, target.timeout,
+            target.service_tier) == ("png", 3, 5.0, GeminiSettings(temperature=0.0), 30.0, "flex")
+    assert (explorer.image_format, explorer.keep_images, explorer.retry_cap, explorer.settings, explorer.timeout,
+            explorer.service_tier) == ("auto", None, 60.0, ClaudeSettings(), 120.0, "standard")
     assert (target.max_retries, explorer.max_retries) == (2, 7)  # --max-retries: both; a role's own flag wins
     assert (target.thinking, explorer.thinking) == ("off", "medium")  # the SEVEX paper's defaults per role
     assert args.timeout == 120  # sevex's own --timeout stays the sandbox's wall time per program

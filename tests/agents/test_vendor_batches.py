@@ -11,7 +11,7 @@ import pytest
 from imagekit import gradient
 from test_vendor_rules import CROP, question
 from trompe_agents.backends.base import BackendError, BackendOptions
-from trompe_agents.backends.claude import ClaudeBackend
+from trompe_agents.backends.claude import ClaudeBackend, ClaudeSettings
 from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
 from trompe_agents.costs import cost, parse_prices
 from trompe_agents.datasets.base import Sample
@@ -27,9 +27,9 @@ MODEL = "claude-sonnet-5-5"
 FAST = {"batch_window": 0.05, "batch_poll": 0}
 
 
-def batched(fake: FakeVendor, model: str = MODEL, **extra) -> ClaudeBackend:
+def batched(fake: FakeVendor, model: str = MODEL, **settings) -> ClaudeBackend:
     return ClaudeBackend(BackendOptions(model=model, base_url=fake.base_url, api_key="k", max_retries=0,
-                                        service_tier="batch", extra={**FAST, **extra}))
+                                        service_tier="batch", settings=ClaudeSettings(**{**FAST, **settings})))
 
 
 def echo(body: dict, n: int) -> Reply:
@@ -93,7 +93,7 @@ def test_only_claude_takes_the_batch_tier_and_the_others_say_so_in_one_line():
             OpenAIResponsesBackend(BackendOptions(model="gpt-6.1-terra", base_url=fake.base_url, api_key="k",
                                                   service_tier="batch"))
     with FakeVendor("anthropic") as fake:
-        with pytest.raises(ValueError, match="batch_poll must be a number of seconds >= 0"):
+        with pytest.raises(ValueError, match="batch_poll=-1: expected a number of seconds >= 0"):
             batched(fake, batch_poll=-1)
 
 

@@ -88,7 +88,7 @@ async def test_openai_gets_one_prompt_cache_key_per_conversation(name):
             await b.complete([*conversation, first.message, Message("user", [TextPart("More?")])], [CROP])
             await b.complete(other, [CROP])
         keys = [r.json.get("prompt_cache_key") for r in fake.requests]
-        async with backend(name, fake, extra={"prompt_cache": False}) as b:
+        async with backend(name, fake, settings={"prompt_cache": False}) as b:
             await b.complete(question(), [])
     assert keys[0] == keys[1] != keys[2] and keys[0].startswith("trompe-")
     assert "prompt_cache_key" not in fake.requests[-1].json

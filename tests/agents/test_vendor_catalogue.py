@@ -8,6 +8,7 @@ import re
 from datetime import date
 
 import pytest
+from trompe_agents.backends.gemini import GeminiSettings
 from trompe_agents.backends import catalogue
 from trompe_agents.backends.catalogue import BY_ID, DEFAULTS, MODELS, CatalogueError, ModelRefused, check_model, lookup
 from trompe_agents.cli import main
@@ -66,7 +67,8 @@ def test_a_backend_refuses_its_retired_model_in_one_line_naming_the_replacement(
 
     with pytest.raises(ModelRefused, match="gemini-2.5-pro is retired: .*--model gemini-3.1-pro-preview"):
         GeminiBackend(BackendOptions(model="gemini-2.5-pro", api_key="k"))
-    GeminiBackend(BackendOptions(model="gemini-2.5-pro", api_key="k", extra={"model_check": False}))  # overridden
+    unchecked = GeminiSettings(model_check=False)  # overridden
+    GeminiBackend(BackendOptions(model="gemini-2.5-pro", api_key="k", settings=unchecked))
 
 
 def test_a_backend_prints_a_routed_models_notice_as_one_clean_line_once(capsys, recwarn):

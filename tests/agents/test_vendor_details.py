@@ -10,7 +10,7 @@ import anyio
 import pytest
 from test_vendor_roundtrip import SCHEMA, VENDORS, backend_for
 from trompe_agents.backends.base import BackendOptions, MissingCredentials
-from trompe_agents.backends.openai_chat import OpenAIChatBackend
+from trompe_agents.backends.openai_chat import OpenAIChatBackend, OpenAIChatSettings
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolSchema
 from trompe_agents.plugins import backend_names, create_backend
 from trompe_agents.testing import Call, FakeVendor, Reply, call, final, tool_results
@@ -86,9 +86,9 @@ async def test_temperature_zero_goes_only_to_models_that_accept_it_and_is_record
     # Claude: API version 2026-10-21 (the SDK's default) refuses sampling parameters on every model
     pinned = {"anthropic_version": "2023-06-01"} if label == "claude" else {}
     with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
-        async with backend_for(label, fake, model=takes, extra=pinned) as backend:
+        async with backend_for(label, fake, model=takes, settings=pinned) as backend:
             turn = await backend.complete(question(), [CROP])
-        async with backend_for(label, fake, model=refuses, extra=pinned) as backend:
+        async with backend_for(label, fake, model=refuses, settings=pinned) as backend:
             plain = await backend.complete(question(), [CROP])
     assert _temperature(fake.requests[0].json) == 0 and turn.sent["temperature"] == 0
     assert _temperature(fake.requests[1].json) is None and plain.sent["temperature"] is None
@@ -107,7 +107,7 @@ async def test_claude_sends_no_temperature_under_the_sdks_default_api_version():
 @pytest.mark.parametrize("label", list(VENDORS))
 async def test_a_model_that_refuses_temperature_gets_none_and_the_trace_says_so(label):
     with FakeVendor(VENDORS[label][1], [final("ok")]) as fake:
-        async with backend_for(label, fake, model="notemp-gemini-3", extra={"temperature": 0}) as backend:
+        async with backend_for(label, fake, model="notemp-gemini-3", settings={"temperature": 0}) as backend:
             first = await backend.complete(question(), [])
             second = await backend.complete(question(), [])
     assert first.message.text == second.message.text == "ok"
@@ -119,8 +119,8 @@ async def test_a_model_that_refuses_temperature_gets_none_and_the_trace_says_so(
 
 async def test_claude_temperature_can_be_left_out_and_the_api_version_pinned():
     with FakeVendor("anthropic", [final("ok")]) as fake:
-        extra = {"temperature": None, "anthropic_version": "2023-06-01"}
-        async with backend_for("claude", fake, extra=extra) as backend:
+        settings = {"temperature": None, "anthropic_version": "2023-06-01"}
+        async with backend_for("claude", fake, settings=settings) as backend:
             turn = await backend.complete(question(), [])
     request = fake.requests[0]
     assert "temperature" not in request.json and request.headers["anthropic-version"] == "2023-06-01"
@@ -214,8 +214,8 @@ def _camel_key(key: str) -> str:
 
 @pytest.mark.parametrize("value", ["hot", 3, -0.5])
 def test_a_bad_temperature_option_names_the_accepted_range(value):
-    with pytest.raises(ValueError, match="temperature must be a number from 0 to 2, or 'none'"):
-        OpenAIChatBackend(BackendOptions(model="m", base_url="http://127.0.0.1:9/v1", extra={"temperature": value}))
+    with pytest.raises(ValueError, match=r"temperature=.*: expected a number from 0 to 2, or none"):
+        OpenAIChatSettings(temperature=value)
 
 
 @pytest.mark.parametrize("label", list(VENDORS))

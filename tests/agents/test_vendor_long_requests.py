@@ -74,7 +74,7 @@ def test_timeout_and_service_tier_options(capsys):
 @pytest.mark.parametrize("name", list(BACKENDS))
 async def test_a_reply_over_the_byte_cap_fails_for_good(name):
     with FakeVendor(BACKENDS[name][1], [final("x" * 300_000)]) as fake:
-        async with backend(name, fake, max_retries=3, extra={"max_reply_bytes": 100_000}) as b:
+        async with backend(name, fake, max_retries=3, settings={"max_reply_bytes": 100_000}) as b:
             with pytest.raises(BackendError, match=r"backend: the reply announces \d+ bytes, over 100000 "
                                                    r"\(--backend-option max_reply_bytes\)"):
                 await b.complete(question(), [])
@@ -85,5 +85,6 @@ async def test_a_reply_over_the_byte_cap_fails_for_good(name):
 
 @pytest.mark.parametrize("value", [0, 100, "big", True])
 def test_a_bad_byte_cap_is_refused_in_one_line(value):
-    with FakeVendor("chat") as fake, pytest.raises(ValueError, match="max_reply_bytes must be a whole number"):
-        backend("openai-chat", fake, extra={"max_reply_bytes": value})
+    with FakeVendor("chat") as fake, pytest.raises(ValueError, match=r"max_reply_bytes=.*: expected a whole number "
+                                                                     "of bytes >= 1024"):
+        backend("openai-chat", fake, settings={"max_reply_bytes": value})

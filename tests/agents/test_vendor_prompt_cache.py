@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 import anthropic
 import pytest
@@ -61,8 +62,7 @@ async def run_rounds(name: str, tools: ToolClient, tmp_path, monkeypatch, *extra
     script = [call("crop", image="original", box=BOX)] * ROUNDS + [final('{"answer": "no"}')]
     cls, kind = BACKENDS[name]
     with FakeVendor(kind, script) as fake:
-        options = cli_options(name, fake, *extra)
-        options.model = DEFAULTS[name]
+        options = replace(cli_options(name, fake, *extra), model=DEFAULTS[name])
         async with cls(options) as backend:
             result = await run_agent(backend, tools, system="You inspect images.", question="Is it dark?",
                                      images={"original": image}, final_schema=SCHEMA, max_rounds=ROUNDS + 2)

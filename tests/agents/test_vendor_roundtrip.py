@@ -31,10 +31,11 @@ SCHEMA = {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}}, "
 BOX = [8, 4, 24, 20]
 
 
-def backend_for(label: str, fake: FakeVendor, **options):
+def backend_for(label: str, fake: FakeVendor, settings: dict | None = None, **options):
+    """The backend against the fake vendor; `settings`: its own, as `--backend-option` pairs."""
     cls, _, model = VENDORS[label]
     return cls(BackendOptions(model=options.pop("model", model), base_url=fake.base_url, api_key="test-key",
-                              **options))
+                              settings=cls.Settings.from_pairs(settings or {}), **options))
 
 
 def from_data_url(url: str) -> bytes:

@@ -43,11 +43,12 @@ def question() -> list[Message]:
     return [Message("system", [TextPart("Be brief.")]), Message("user", [TextPart("Look.")])]
 
 
-def backend(name: str, fake: FakeVendor, **options):
+def backend(name: str, fake: FakeVendor, settings: dict | None = None, **options):
+    """The backend against the fake vendor; `settings`: its own, as `--backend-option` pairs."""
     cls, _ = BACKENDS[name]
     options.setdefault("max_retries", 0)
     return cls(BackendOptions(model=options.pop("model", DEFAULTS[name]), base_url=fake.base_url, api_key="k",
-                              **options))
+                              settings=cls.Settings.from_pairs(settings or {}), **options))
 
 
 def thinking_config(body: dict) -> dict:
@@ -126,7 +127,7 @@ def test_the_fakes_refuse_what_the_vendors_refuse():
 async def test_a_refused_request_is_a_clear_invalid_request_error():
     """openai-chat told the server is not OpenAI (api=compatible) sends no effort: the fake refuses, in one line."""
     with FakeVendor("chat", [final("ok")]) as fake:
-        async with backend("openai-chat", fake, extra={"api": "compatible"}) as b:
+        async with backend("openai-chat", fake, settings={"api": "compatible"}) as b:
             with pytest.raises(BackendError, match="invalid_request: 400 .*reasoning_effort to 'none'") as failed:
                 await b.complete(question(), [CROP])
     assert failed.value.kind == "invalid_request"

@@ -117,7 +117,8 @@ async def test_thinking_is_mapped_per_vendor_and_the_output_budget_makes_room_fo
 ])
 async def test_openai_chat_decides_by_capability_not_by_base_url(extra, base_url_is_proxy, limit, effort):
     with FakeVendor("chat", [final("ok")]) as fake:
-        async with backend_for("openai-chat", fake, model="gpt-6.1-terra", thinking="medium", extra=extra) as backend:
+        async with backend_for("openai-chat", fake, model="gpt-6.1-terra", thinking="medium",
+                               settings=extra) as backend:
             turn = await backend.complete(question(), [])  # no tools: with them gpt-6.1-terra takes effort none only
     body = fake.requests[0].json
     assert limit in body and body.get("reasoning_effort") == effort

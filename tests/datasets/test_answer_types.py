@@ -25,6 +25,9 @@ from replicas import write_blindtest_hf, write_colorblindhard
 SCRIPTED = ["--backend", "function", "--no-progress", "--model", "scripted_answers:gold_in_requested_format"]
 
 
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
+
+
 def run(dataset: Path, out: Path, *extra: str) -> dict:
     assert illusion_agent(["run", "--dataset", str(dataset), "--out", str(out), *extra, *SCRIPTED]) == 0
     return written(out)

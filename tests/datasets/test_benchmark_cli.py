@@ -19,6 +19,9 @@ SCRIPTED = ["--backend", "function", "--no-progress"]
 FAILED = 3  # the run finished, but some samples have no answer (their failures are recorded and counted)
 
 
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
+
+
 def test_datacv_task2_ids_from_image_names_missing_image_fails_alone_and_submit_writes_model_json(
         tmp_path, capsys):
     """A subset of Task II (images 3, 7, 9, 12; 9 missing) keeps its real ids; 9 becomes -1, the run goes on."""

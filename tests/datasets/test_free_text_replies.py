@@ -20,6 +20,7 @@ from trompe_agents.illusion.cli import main as illusion_agent
 from replicas import write_blindtest_hf
 from runlines import written
 
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 FREE_TEXT = ["--backend", "function", "--no-progress", "--model", "scripted_answers:free_text", "--router", "regex",
              "--concurrency", "1"]
 # per item, lmms-eval's reading of the reply (hand-applied parse_response) and whether it equals the gold answer

@@ -31,6 +31,8 @@ from runlines import written
 from replicas import write_blindtest_hf
 from test_answer_types import SCRIPTED
 
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
+
 
 def blind(task: str, gold: str, text: str | None, label: str | None = None, i: int = 0) -> dict:
     """A BlindTest record: HF `task` and `groundtruth` in keys (as runner.metric_keys keeps them)."""

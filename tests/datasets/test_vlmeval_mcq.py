@@ -28,6 +28,9 @@ from trompe_agents.illusion.cli import main as illusion_agent
 POINTS = ["Point A", "Point B"]
 
 
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
+
+
 @pytest.mark.parametrize("reply, choices, expected", [
     ("B", POINTS, Inferred("B", "option letter")),  # l.47-53: one option letter among the words
     ("(B)", POINTS, Inferred("B", "option letter")),  # l.40-41: "()" become spaces

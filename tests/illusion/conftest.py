@@ -1,6 +1,5 @@
 """Probe sets and scripted runs shared by the illusion tests."""
 
-from pathlib import Path
 
 import pytest
 
@@ -24,6 +23,7 @@ def probes(probe_dir):
 
 
 @pytest.fixture
-def scripted_on_path(monkeypatch):
-    """`--model scripted:NAME` finds tests/illusion/scripted.py, as a user's own module on sys.path."""
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+def gemini_key(monkeypatch):
+    """A Gemini key in the variables the SDK reads, for runs against the loopback fake Gemini API."""
+    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.setenv(variable, "test-key")

@@ -14,10 +14,7 @@ from trompe_agents.traceview import write_html
 from .test_presets import script
 
 
-@pytest.fixture(autouse=True)
-def keys(monkeypatch):
-    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        monkeypatch.setenv(variable, "test-key")
+pytestmark = pytest.mark.usefixtures("gemini_key")  # conftest.py: the fake Gemini API takes any key
 
 
 def test_a_refusal_seen_while_answering_is_said_once_and_kept_in_the_trace(tmp_path, capsys):

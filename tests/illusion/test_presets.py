@@ -17,10 +17,7 @@ ANSWER = '{"reasons": "measured", "answer": "yes"}'
 CATEGORY = '{"category": "size comparison"}'
 
 
-@pytest.fixture(autouse=True)
-def keys(monkeypatch):
-    for variable in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        monkeypatch.setenv(variable, "test-key")
+pytestmark = pytest.mark.usefixtures("gemini_key")  # conftest.py: the fake Gemini API takes any key
 
 
 def run_paper(probe_dir: Path, out: Path, fake: FakeVendor, *extra: str) -> int:

@@ -9,7 +9,7 @@ from runlines import written
 
 
 
-pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/illusion/conftest.py
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # tests/conftest.py: the scripted models on sys.path
 
 
 @pytest.fixture

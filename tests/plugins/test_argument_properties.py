@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from PIL import Image
 
+from imagekit import noise
 from liveclient import Live, live_client
 from toolcheck import result_image
 from trompe_server import ToolInputError, parse_color
@@ -33,12 +33,7 @@ line_end = st.tuples(*[st.one_of(st.integers(-60, 110), st.floats(-60, 110, allo
 box_with_nonfinite = st.tuples(box, st.integers(0, 3), nonfinite).map(lambda t: [*t[0][:t[1]], t[2], *t[0][t[1] + 1:]])
 
 
-def noise(seed: int = 7) -> Image.Image:
-    """Every pixel random, so a crop from the wrong place or a filled-in row cannot pass by accident."""
-    return Image.fromarray(np.random.default_rng(seed).integers(0, 256, (H, W, 3), dtype=np.uint8))
-
-
-NOISE = np.asarray(noise())  # the pixels every check compares with, built once
+NOISE = np.asarray(noise((W, H)))  # the pixels every check compares with, built once
 
 
 def in_image(b: list[float]) -> tuple[int, int, int, int] | None:
@@ -90,7 +85,7 @@ def box_refusal(b: list[float]) -> str:
 def noisy(make_app) -> Iterator[Noisy]:
     """A session on the noise image, with one client for all of a test's examples (see liveclient)."""
     with live_client(make_app()) as live:
-        yield Noisy(live, live.open(noise()))
+        yield Noisy(live, live.open(noise((W, H))))
 
 
 @SETTINGS

@@ -168,8 +168,8 @@ def test_an_address_not_on_this_host_is_one_line_without_the_busy_port_hint():
 def test_a_host_beyond_loopback_is_refused_without_a_token():
     with pytest.raises(SystemExit) as refused:
         serve_http(None, "0.0.0.0", 1, None, [], 1000, Limits(), 0)
-    assert str(refused.value) == ("refusing to bind 0.0.0.0: a non-loopback host needs a bearer token (--token or "
-                                  "TROMPE_TOKEN)")
+    assert refused.value.code == 2 and str(refused.value) == ("refusing to bind 0.0.0.0: a non-loopback host needs "
+                                                              "a bearer token (--token or TROMPE_TOKEN)")
 
 
 async def echo(scope, receive, send):

@@ -24,7 +24,7 @@ from PIL import Image
 
 from faultkit import Balancer
 from rediskit import start_replicas
-from imagekit import data_url, gradient, png_bytes
+from imagekit import data_url, gradient, noise, png_bytes
 from serverkit import stop
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
@@ -180,21 +180,16 @@ async def test_a_request_sent_twice_is_stored_once_whichever_replica_gets_it(clu
         assert bad.is_error and "_meta.trompe/request: 'no spaces!' is not a request id" in bad.content[0].text
 
 
-def noise(side: int) -> Image.Image:
-    """Pixels that neither compress nor repeat: every image takes its full size in Redis."""
-    return Image.frombytes("RGB", (side, side), os.urandom(side * side * 3))
-
-
 async def test_redis_over_maxmemory_refuses_stores_but_reads_and_closes_work(cluster, own_redis):
     balancer = cluster(1)
     async with Client(streamable_http_client(balancer.url)) as client:
-        first = await client.call_tool("open_session", {"source": data_url(noise(256))})
+        first = await client.call_tool("open_session", {"source": data_url(noise((256, 256)))})
         session = first.structured_content["session"]
         with own_redis.client() as r:
             r.config_set("maxmemory", r.info("memory")["used_memory"] + 64 * 1024)
         sessions, refused = [session], None
-        for _ in range(20):
-            result = await client.call_tool("open_session", {"source": data_url(noise(128))})
+        for seed in range(20):  # pixels that neither compress nor repeat: each takes its full size in Redis
+            result = await client.call_tool("open_session", {"source": data_url(noise((128, 128), seed=seed))})
             if result.is_error:
                 refused = result
                 break

@@ -7,12 +7,11 @@ bytes, and storing a 48 MP result 194 ms serialising it (issue 29, bench/README.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from mcp import Client
 from PIL import Image, ImageDraw
 
-from imagekit import data_url
+from imagekit import data_url, noise
 from trompe_server import ToolContext
 from trompe_server.limits import Limits
 
@@ -38,18 +37,9 @@ DRAWERS = {  # and every one that draws on its copy
 }
 
 
-def noise(mode: str) -> Image.Image:
-    """Random pixels (alpha from 1 to 255 for RGBA, so the image stays RGBA through the server's to_rgb)."""
-    rng = np.random.default_rng(7)
-    pixels = rng.integers(0, 256, (H, W, len(mode)), dtype=np.uint8)
-    if mode == "RGBA":
-        pixels[..., 3] = rng.integers(1, 256, (H, W), dtype=np.uint8)
-    return Image.fromarray(pixels, mode)
-
-
 def test_a_stored_image_is_kept_as_it_is_and_read_back_without_a_copy(make_app):
     registry = make_app().registry
-    original = noise("RGB")
+    original = noise((W, H))
     session, _ = registry.open_session("local", "original", original, "noise.png")
     drawn = original.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     record = registry.add_output(session, drawn, "flip", {}, ("original",))
@@ -61,7 +51,7 @@ def test_a_stored_image_is_kept_as_it_is_and_read_back_without_a_copy(make_app):
 
 def test_a_tool_that_draws_gets_a_copy_and_one_that_reads_gets_the_stored_image(make_app):
     registry = make_app().registry
-    original = noise("RGB")
+    original = noise((W, H))
     session, _ = registry.open_session("local", "original", original, "noise.png")
     ctx = ToolContext(registry, session)
     copy = ctx.image("original")
@@ -73,7 +63,7 @@ def test_drawing_on_a_view_by_mistake_changes_the_tool_own_object_not_the_stored
     """Pillow copies a read-only image before ImageDraw or paste change it: a plugin that draws on ctx.view()
     instead of ctx.image() gets its own pixels, and the next call still reads the original ones."""
     registry = make_app().registry
-    original = noise("RGB")
+    original = noise((W, H))
     kept = original.tobytes()
     session, _ = registry.open_session("local", "original", original, "noise.png")
     view = ToolContext(registry, session).view("original")
@@ -87,14 +77,14 @@ def test_an_image_read_back_from_disk_is_not_copied_again_for_a_draw(make_app):
     """It was made for this call alone, so ToolContext.image() hands it over as it is (one copy, not two: the
     49 MP overlay_grid of bench/memory_formats.py peaked 160 MB higher when it was copied again)."""
     registry = make_app(Limits(memory_budget=1)).registry
-    session, _ = registry.open_session("local", "original", noise("RGB"), "noise.png")
+    session, _ = registry.open_session("local", "original", noise((W, H)), "noise.png")
     read = ToolContext(registry, session).image("original")
-    assert not read.readonly and read.tobytes() == noise("RGB").tobytes()
+    assert not read.readonly and read.tobytes() == noise((W, H)).tobytes()
 
 
 def test_a_spilled_image_comes_back_exact_and_to_a_draw_as_a_copy(make_app):
     registry = make_app(Limits(memory_budget=1)).registry  # everything goes to disk
-    original = noise("RGBA")
+    original = noise((W, H), "RGBA", min_alpha=1)  # alpha from 1, so it stays RGBA through the server's to_rgb
     session, _ = registry.open_session("local", "original", original, "noise.png")
     assert registry.bytes_in_memory == 0
     ctx = ToolContext(registry, session)
@@ -105,7 +95,7 @@ def test_a_spilled_image_comes_back_exact_and_to_a_draw_as_a_copy(make_app):
 @pytest.mark.parametrize("budget", [1 << 30, W * H * 4], ids=["in RAM", "spilled"])  # a call spills the rest
 async def test_no_tool_changes_the_pixels_it_read(make_app, mode, budget):
     """Each tool runs twice on the same stored image: the image, and so the second result, stay as they were."""
-    source = noise(mode)
+    source = noise((W, H), mode, min_alpha=1)
     app = make_app(Limits(memory_budget=budget), tags=["core", "analysis"])
     async with Client(app.mcp) as client:
         opened = await client.call_tool("open_session", {"source": data_url(source)})

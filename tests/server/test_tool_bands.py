@@ -12,13 +12,10 @@ from trompe_analysis.channels import channel_values, gaussian_blur
 from trompe_draw import marks
 from trompe_draw.marks import composite
 
+from imagekit import noise
+
 sizes = st.tuples(st.integers(1, 60), st.integers(1, 300))
 modes = st.sampled_from(["RGB", "RGBA"])
-
-
-def noise(size: tuple[int, int], mode: str, seed: int) -> Image.Image:
-    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], len(mode)), dtype=np.uint8)
-    return Image.fromarray(pixels, mode)
 
 
 @pytest.fixture(autouse=True)

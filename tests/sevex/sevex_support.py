@@ -8,6 +8,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from trompe_agents.backends.base import BackendOptions
+from trompe_agents.backends.function import FunctionSettings
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.base import Sample
 from trompe_agents.datasets.jsonl import write_jsonl
@@ -28,7 +29,7 @@ TASK = Task("red-left", "probes", "Say whether the red square is on the left hal
 
 
 def function_backend(fn):
-    return create_backend("function", BackendOptions(extra={"function": fn}))
+    return create_backend("function", BackendOptions(settings=FunctionSettings(function=fn)))
 
 
 def write_dev_set(tmp_path: Path) -> Path:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..messages import Message, ToolSchema, Turn
 from .catalogue import DEFAULT_KEEP_ROUNDS
+from .settings import BackendSettings
 
 
 class BackendError(RuntimeError):
@@ -46,25 +48,24 @@ class Backend(Protocol):
 DEFAULT_TIMEOUT = 120.0  # seconds one request may take when --timeout is not given (flex: backends/vendor.py)
 
 
+@dataclass(frozen=True)
 class BackendOptions:
-    """What a user can say about a backend on the command line; each backend reads what applies."""
+    """What a user can say about a backend on the command line, the same for every backend; `settings` holds the
+    chosen backend's own (`--backend-option`), typed by the class it registers (settings.py)."""
 
-    def __init__(self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-                 max_retries: int = 4, retry_cap: float = 60.0, timeout: float = DEFAULT_TIMEOUT,
-                 fallback_models: list[str] | None = None, record: str | None = None,
-                 extra: dict[str, Any] | None = None, thinking: str | None = None,
-                 image_format: str = "auto", keep_images: int | None = DEFAULT_KEEP_ROUNDS,
-                 service_tier: str | None = None):
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.max_retries = max_retries
-        self.retry_cap = retry_cap  # longest retry-after we honour, seconds
-        self.timeout = timeout
-        self.fallback_models = fallback_models or []
-        self.record = record  # cassette path: record every request/response of this backend
-        self.extra = extra or {}
-        self.thinking = thinking  # off, low, medium, high; None: the vendor's default
-        self.image_format = image_format  # auto, png, jpeg, webp
-        self.keep_images = keep_images  # rounds whose images are re-sent; None: every image every round
-        self.service_tier = service_tier  # standard or flex (OpenAI, Gemini: half price, slower); None: standard
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_retries: int = 4
+    retry_cap: float = 60.0  # longest retry-after we honour, seconds
+    timeout: float = DEFAULT_TIMEOUT
+    fallback_models: tuple[str, ...] = ()
+    record: str | None = None  # cassette path: record every request/response of this backend
+    settings: BackendSettings | None = None  # None: the backend's defaults
+    thinking: str | None = None  # off, low, medium, high; None: the vendor's default
+    image_format: str = "auto"  # auto, png, jpeg, webp
+    keep_images: int | None = DEFAULT_KEEP_ROUNDS  # rounds whose images are re-sent; None: every image every round
+    service_tier: str | None = None  # standard or flex (OpenAI, Gemini: half price, slower); None: standard
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fallback_models", tuple(self.fallback_models or ()))  # a list from Python

@@ -2,10 +2,10 @@
 
 Temperature: `messages.create` has no temperature parameter, so it travels in `extra_body`, and only where it is
 accepted: API version 2026-10-21 (the SDK's default) answers 400 to any sampling parameter on every model, and
-Sonnet 5 and later refuse one on any version; so 0 goes only with `extra["anthropic_version"] = "2023-06-01"` to a
-model the catalogue says takes it. `extra["temperature"]` forces a value (or None).
+Sonnet 5 and later refuse one on any version; so 0 goes only with `--backend-option anthropic_version=2023-06-01` to a
+model the catalogue says takes it. The `temperature` setting forces a value (or none).
 A model that still refuses it answers 400; the backend then drops it for the rest of the run and records that in
-`Turn.sent`. `extra["anthropic_version"]` overrides the API version header.
+`Turn.sent`. The `anthropic_version` setting overrides the API version header.
 
 Prompt caching: `cache_control` marks the end of the system prompt and of the tool list. When every image is kept
 (`--keep-images all`, the default here) each request is the previous one plus a round, so the request also carries
@@ -14,7 +14,7 @@ is read from the cache (platform.claude.com/docs/en/build-with-claude/prompt-cac
 block where the previous request ended is marked too (the fourth breakpoint), so a round that adds more than the
 20 blocks the cache looks back over (many parallel tool calls) still reads it. With
 elision an older image turns into a stub each round, so only the stable part is marked: the first user turn (the
-question and its images) is the third breakpoint. `extra["prompt_cache"] = false` turns caching off.
+question and its images) is the third breakpoint. `--backend-option prompt_cache=false` turns caching off.
 
 Thinking (`--thinking`): adaptive models get `thinking: adaptive` and `output_config.effort`, older ones a
 `budget_tokens`; `max_tokens` grows by the thinking budget either way. `off` is the model's own lowest setting
@@ -33,7 +33,7 @@ inference) only: a request with tools, where each ReAct round would wait for its
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anthropic
@@ -45,11 +45,12 @@ from ..model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
-from .replycap import event_hooks, max_reply_bytes
+from .replycap import event_hooks
 from .tls import shared_context
 from .retry import Failure, Sleep
+from .settings import FLAG, number, setting, text
 from .error_kinds import anthropic_failure, transport_failure
-from .vendor import VendorBackend, api_key, b64, json_schema_strict, parts_of, result_text, system_text
+from .vendor import VendorBackend, VendorSettings, api_key, b64, json_schema_strict, parts_of, result_text, system_text
 from .vendor import tool_call as neutral_call
 
 
@@ -87,10 +88,24 @@ def _previous_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
     return ends[-1] if ends else None
 
 
+@dataclass(frozen=True)
+class ClaudeSettings(VendorSettings):
+    """Claude's own settings, on top of every vendor's."""
+
+    prompt_cache: bool = setting(True, FLAG, "`cache_control` breakpoints (false: nothing cached)")
+    anthropic_version: str | None = setting(None, text(what="a date YYYY-MM-DD", pattern=r"\d{4}-\d{2}-\d{2}"),
+                                            "the `anthropic-version` header (2023-06-01 still takes a temperature)",
+                                            shown="the SDK's")
+    batch_window: float = setting(2.0, number(0, unit="seconds"),
+                                  "`--service-tier batch`: requests made within this share one batch")
+    batch_poll: float = setting(30.0, number(0, unit="seconds"), "`--service-tier batch`: how often a batch is polled")
+
+
 class ClaudeBackend(VendorBackend):
     """Claude through the official async SDK, with our retry policy instead of the SDK's."""
 
     name = "claude"
+    Settings = ClaudeSettings
     default_model = default_model("claude")
     # cut at the output limit, or at the context window (platform.claude.com/docs/en/api/handling-stop-reasons)
     truncated_stops = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -99,9 +114,9 @@ class ClaudeBackend(VendorBackend):
     tier_note = "Anthropic offers no flex tier; batch: Message Batches, half price, answered within 24 hours"
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        self.version = options.extra.get("anthropic_version")
-        self.batcher = Batcher(window=_seconds(options.extra, "batch_window", 2.0),
-                               poll=_seconds(options.extra, "batch_poll", 30.0)) \
+        settings = ClaudeSettings.of(options)
+        self.version = settings.anthropic_version
+        self.batcher = Batcher(window=settings.batch_window, poll=settings.batch_poll) \
             if options.service_tier == "batch" else None
         super().__init__(options, sleep)
 
@@ -152,7 +167,7 @@ class ClaudeBackend(VendorBackend):
         return anthropic.AsyncAnthropic(
             api_key=api_key(self.options, self.name, "ANTHROPIC_API_KEY"), base_url=self.options.base_url,
             max_retries=0, timeout=self.options.timeout,
-            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=event_hooks(max_reply_bytes(self.options.extra)),
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=event_hooks(self.settings.max_reply_bytes),
                                                           verify=shared_context()),
             default_headers={"anthropic-version": self.version} if self.version else None)
 
@@ -182,7 +197,7 @@ class ClaudeBackend(VendorBackend):
         info = self.info(model)
         max_tokens = self.output_budget(model, max_output_tokens)
         request: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": self.to_messages(messages)}
-        cache = bool(self.options.extra.get("prompt_cache", True))
+        cache = ClaudeSettings.of(self.options).prompt_cache
         if system := system_text(messages):
             request["system"] = [{"type": "text", "text": system, **(CACHE if cache else {})}]
         if tools:
@@ -295,17 +310,6 @@ class ClaudeBackend(VendorBackend):
         return None
 
 
-def _seconds(extra: dict[str, Any], key: str, default: float) -> float:
-    """A `--backend-option` number of seconds >= 0."""
-    try:
-        value = float(extra.get(key, default))
-    except (TypeError, ValueError):
-        value = -1.0
-    if value < 0:
-        raise ValueError(f"{key} must be a number of seconds >= 0, got {extra.get(key)!r}")
-    return value
-
-
 @hookimpl
 def register_backends(register):
-    register("claude", ClaudeBackend.from_options)
+    register("claude", ClaudeBackend.from_options, settings=ClaudeSettings)

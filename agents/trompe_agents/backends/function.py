@@ -12,7 +12,7 @@ where Reply is one of
 
 `messages[-1]` is what the model would react to: the user question on the first turn, then the tool
 results (`role == "tool"`, `.text`, `.images`, `.is_error`). Use it as `--backend function --model
-mypkg.mymod:decide`, or pass the callable itself as `BackendOptions(extra={"function": decide})`.
+mypkg.mymod:decide`, or pass the callable itself as `BackendOptions(settings=FunctionSettings(function=decide))`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..hookspecs import hookimpl
 from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from .base import BackendError, BackendOptions
+from .settings import BackendSettings, python_only, setting
 
 _ids = itertools.count(1)
 
@@ -73,6 +75,14 @@ def as_message(reply: Any) -> Message:
                        f"Message; it returned {type(reply).__name__}")
 
 
+@dataclass(frozen=True)
+class FunctionSettings(BackendSettings):
+    """The callable itself, for a caller in Python (the command line names it with --model)."""
+
+    function: Callable[..., Any] | None = setting(None, python_only("a callable", "--model module:function"),
+                                                  "the callable that plays the model", shown="--model")
+
+
 class FunctionBackend:
     """Calls a Python function for every turn; reports zero tokens."""
 
@@ -84,7 +94,7 @@ class FunctionBackend:
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> FunctionBackend:
-        fn = options.extra.get("function")
+        fn = FunctionSettings.of(options).function
         if fn is None:
             if not options.model:
                 raise BackendError("the function backend needs --model module:function (the callable that "
@@ -104,4 +114,4 @@ class FunctionBackend:
 
 @hookimpl
 def register_backends(register):
-    register("function", FunctionBackend.from_options)
+    register("function", FunctionBackend.from_options, settings=FunctionSettings)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import logging
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -29,10 +30,11 @@ from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, lookup, nearest_effort
 from .retry import Failure, Sleep
+from .settings import setting, text
 from .error_kinds import gemini_failure, transport_failure
-from .replycap import event_hooks, max_reply_bytes
+from .replycap import event_hooks
 from .tls import shared_context
-from .vendor import VendorBackend, api_key, result_text, system_text
+from .vendor import VendorBackend, VendorSettings, api_key, result_text, system_text
 from .vendor import tool_call as neutral_call
 
 SYNTHETIC_ID = "gemini-call-"  # ids we invent when the model gives none; never sent back
@@ -79,10 +81,18 @@ def _user_parts(message: Message) -> list[types.Part]:
             for p in message.parts]
 
 
+@dataclass(frozen=True)
+class GeminiSettings(VendorSettings):
+    """Gemini's own settings, on top of every vendor's."""
+
+    api_version: str = setting("v1beta", text(("v1beta", "v1", "v1alpha")), "the API version in the request path")
+
+
 class GeminiBackend(VendorBackend):
-    """Gemini models; temperature 0 unless `extra["temperature"]` says otherwise."""
+    """Gemini models; the catalogue's temperature unless the `temperature` setting says otherwise."""
 
     name = "gemini"
+    Settings = GeminiSettings
     default_model = default_model("gemini")
     truncated_stops = frozenset({"MAX_TOKENS"})
 
@@ -98,8 +108,8 @@ class GeminiBackend(VendorBackend):
         (VendorBackend.client), closed by close_client, since the SDK leaves a client it was given open."""
         options = self.options
         key = api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY")
-        transport = httpx2.AsyncClient(event_hooks=event_hooks(max_reply_bytes(options.extra)), verify=shared_context())
-        http = types.HttpOptions(base_url=options.base_url, api_version=options.extra.get("api_version", "v1beta"),
+        transport = httpx2.AsyncClient(event_hooks=event_hooks(self.settings.max_reply_bytes), verify=shared_context())
+        http = types.HttpOptions(base_url=options.base_url, api_version=GeminiSettings.of(options).api_version,
                                  timeout=int(options.timeout * 1000), httpx_async_client=transport,
                                  # the SDK's own sync client and websocket context share it too
                                  client_args={"verify": shared_context()}, async_client_args={"ssl": shared_context()})
@@ -246,4 +256,4 @@ def classify_api_error(exc: errors.APIError) -> Failure:
 
 @hookimpl
 def register_backends(register):
-    register("gemini", GeminiBackend.from_options)
+    register("gemini", GeminiBackend.from_options, settings=GeminiSettings)

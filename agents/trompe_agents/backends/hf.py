@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions
 from .catalogue import DEFAULT_KEEP_ROUNDS, LOCAL_IMAGES
+from .settings import JSON_OBJECT, BackendSettings, number, setting, text
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
@@ -197,6 +199,19 @@ def to_chat(messages: list[Message], tool_images: bool = True, system_text: bool
     return chat
 
 
+@dataclass(frozen=True)
+class HFSettings(BackendSettings):
+    """What a local model takes: where it runs and how long it may write."""
+
+    device: str | None = setting(None, text(what="cpu, mps, cuda or cuda:N, xpu or xpu:N",
+                                            pattern=r"cpu|mps|(cuda|xpu)(:\d+)?"), "the torch device the model runs on",
+                                 shown="cuda where present")
+    max_new_tokens: int = setting(512, number(1, whole=True, unit="tokens"),
+                                  "most tokens one reply may have (and at most the agent's output budget)")
+    generate_kwargs: dict[str, Any] | None = setting(None, JSON_OBJECT, "more keyword arguments to `generate` (greedy "
+                                                                 "decoding stays)", shown="none")
+
+
 class HFBackend:
     """A transformers image-text-to-text model run in this process."""
 
@@ -227,7 +242,7 @@ class HFBackend:
         self.tool_images, self.said_as_reasoning = template_habits(self.processor) if self.native_tools \
             else (True, False)
         self.max_new_tokens = max_new_tokens
-        self.generate_kwargs = generate_kwargs or {}
+        self.generate_kwargs = dict(generate_kwargs or {})  # a copy: the settings it came from stay as given
         self.calls = 0
         self.images = images or ImagePolicy(LOCAL_IMAGES, "png", DEFAULT_KEEP_ROUNDS)
         self._lock = anyio.Lock()
@@ -238,8 +253,8 @@ class HFBackend:
             raise BackendError("the hf backend needs --model: a local model folder or a hub id")
         fmt = "png" if options.image_format == "auto" else options.image_format  # decoded here: nothing to save
         images = ImagePolicy(LOCAL_IMAGES, fmt, options.keep_images)
-        return cls(options.model, options.extra.get("device"), options.extra.get("max_new_tokens", 512),
-                   options.extra.get("generate_kwargs"), images)
+        settings = HFSettings.of(options)
+        return cls(options.model, settings.device, settings.max_new_tokens, settings.generate_kwargs, images)
 
     def chat(self, messages: list[Message]) -> list[dict[str, Any]]:
         return to_chat(messages, self.tool_images, system_text=self.native_tools,
@@ -284,5 +299,5 @@ class HFBackend:
 
 @hookimpl
 def register_backends(register):
-    register("hf", HFBackend.from_options)
+    register("hf", HFBackend.from_options, settings=HFSettings)
 

@@ -18,33 +18,42 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import LOCAL_IMAGES, ImageLimits, default_model, lookup
-from .openai_responses import (FINAL_NAME, cheaper_modes, classify, image_detail, make_client, reasoning_effort,
-                               usage_of)
+from .openai_responses import (FINAL_NAME, OpenAISettings, cheaper_modes, classify, image_detail, make_client,
+                               reasoning_effort, usage_of)
 from .retry import Failure, Sleep
+from .settings import setting, text
 from .vendor import VendorBackend, data_url, json_schema_strict, parts_of, result_text
 from .vendor import tool_call as neutral_call
 
 IMAGE_NOTE = "image {ids} (attached below)"
 
 
+@dataclass(frozen=True)
+class OpenAIChatSettings(OpenAISettings):
+    """Chat Completions' own settings, on top of OpenAI's."""
+
+    api: str | None = setting(None, text(("openai", "compatible")),
+                              "whose rules apply: OpenAI's, or an OpenAI-compatible server's (vLLM, Ollama, ...)",
+                              shown="openai for a model the catalogue knows")
+
+
 class OpenAIChatBackend(VendorBackend):
     """Chat Completions; with a base URL it talks to any OpenAI-compatible server, key optional."""
 
     name = "openai-chat"
+    Settings = OpenAIChatSettings
     default_model = default_model("openai-chat")
     truncated_stops = frozenset({"length"})
 
     def __init__(self, options: BackendOptions, sleep: Sleep | None = None):
-        api = options.extra.get("api")
-        if api not in (None, "openai", "compatible"):
-            raise ValueError(f"api must be 'openai' or 'compatible' (an OpenAI-compatible server); got {api!r}")
-        self.api = api
+        self.api = OpenAIChatSettings.of(options).api
         super().__init__(options, sleep)
 
     @property
@@ -66,11 +75,11 @@ class OpenAIChatBackend(VendorBackend):
         return super().temperature_for(model) if self.is_openai(model) or self.user_temperature else self.temperature
 
     def new_client(self) -> Any:
-        return make_client(self.options, self.name, keyless_ok=True)
+        return make_client(self.options, self.name, self.settings.max_reply_bytes, keyless_ok=True)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Neutral messages as chat messages, tool-result images moved into a trailing user message."""
-        detail = image_detail(self.options)
+        detail = image_detail(OpenAIChatSettings.of(self.options))
 
         def image(i: ImagePart) -> dict[str, Any]:
             return {"type": "image_url", "image_url": {"url": data_url(i), **detail}}
@@ -187,4 +196,4 @@ def local_reasoning(message: Any) -> str:
 
 @hookimpl
 def register_backends(register):
-    register("openai-chat", OpenAIChatBackend.from_options)
+    register("openai-chat", OpenAIChatBackend.from_options, settings=OpenAIChatSettings)

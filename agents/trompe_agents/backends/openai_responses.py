@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -20,18 +21,20 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import ModelInfo, default_model, nearest_effort
-from .replycap import event_hooks, max_reply_bytes
+from .replycap import event_hooks
 from .tls import shared_context
 from .retry import Failure
+from .settings import FLAG, setting, text
 from .error_kinds import openai_failure, transport_failure
-from .vendor import (VendorBackend, api_key, data_url, json_schema_strict, parts_of, result_text,
+from .vendor import (VendorBackend, VendorSettings, api_key, data_url, json_schema_strict, parts_of, result_text,
                      system_text)
 from .vendor import tool_call as neutral_call
 
 FINAL_NAME = "final_answer"
 
 
-def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False) -> openai.AsyncOpenAI:
+def make_client(options: BackendOptions, backend: str, max_reply_bytes: int,
+                keyless_ok: bool = False) -> openai.AsyncOpenAI:
     """An async OpenAI client without SDK retries; a local server (`--base-url`) may need no key."""
     base_url = options.base_url or os.environ.get("OPENAI_BASE_URL")
     if keyless_ok and base_url and not (options.api_key or os.environ.get("OPENAI_API_KEY")):
@@ -42,7 +45,7 @@ def make_client(options: BackendOptions, backend: str, keyless_ok: bool = False)
     # on whatever event loop runs then, which fails when the pool belongs to an earlier, closed loop.
     return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout,
                               http_client=openai.DefaultAsyncHttpxClient(
-                                  event_hooks=event_hooks(max_reply_bytes(options.extra)), verify=shared_context()))
+                                  event_hooks=event_hooks(max_reply_bytes), verify=shared_context()))
 
 
 def classify(exc: BaseException) -> Failure | None:
@@ -69,7 +72,7 @@ def cheaper_modes(backend: VendorBackend, messages: list[Message], openai_api: b
     """`service_tier` (flex: half price, slower) and a `prompt_cache_key` per conversation, for OpenAI itself."""
     if not openai_api:
         return {}
-    key = backend.prompt_cache_key(messages)
+    key = backend.prompt_cache_key(messages) if OpenAISettings.of(backend.options).prompt_cache else None
     return {**({"service_tier": backend.service_tier} if backend.service_tier else {}),
             **({"prompt_cache_key": key} if key else {})}
 
@@ -81,24 +84,35 @@ def reasoning_effort(info: ModelInfo, level: str | None) -> str | None:
     return nearest_effort(info, level)
 
 
-def image_detail(options: BackendOptions) -> dict[str, str]:
-    detail = options.extra.get("image_detail")
-    return {"detail": detail} if detail else {}
+@dataclass(frozen=True)
+class OpenAISettings(VendorSettings):
+    """What OpenAI's two APIs take on top of every vendor's settings."""
+
+    prompt_cache: bool = setting(True, FLAG, "a `prompt_cache_key` per conversation, so each round reaches the cache "
+                                             "holding its prefix")
+    image_detail: str | None = setting(None, text(("auto", "low", "high", "original")),
+                                       "the `detail` of every image sent (low: 512 px, fewer tokens)",
+                                       shown="none sent (auto)")
+
+
+def image_detail(settings: OpenAISettings) -> dict[str, str]:
+    return {"detail": settings.image_detail} if settings.image_detail else {}
 
 
 class OpenAIResponsesBackend(VendorBackend):
     """OpenAI models through `responses.create`, temperature 0 unless the model refuses it."""
 
     name = "openai"
+    Settings = OpenAISettings
     default_model = default_model("openai")
     truncated_stops = frozenset({"max_output_tokens"})  # status incomplete, incomplete_details.reason
 
     def new_client(self) -> openai.AsyncOpenAI:
-        return make_client(self.options, self.name)
+        return make_client(self.options, self.name, self.settings.max_reply_bytes)
 
     def to_input(self, messages: list[Message]) -> list[dict[str, Any]]:
         """Neutral messages as Responses input items; the model's own output items are echoed as received."""
-        detail = image_detail(self.options)
+        detail = image_detail(OpenAISettings.of(self.options))
 
         def image(i: ImagePart) -> dict[str, Any]:
             return {"type": "input_image", "image_url": data_url(i), **detail}
@@ -175,4 +189,4 @@ class OpenAIResponsesBackend(VendorBackend):
 
 @hookimpl
 def register_backends(register):
-    register("openai", OpenAIResponsesBackend.from_options)
+    register("openai", OpenAIResponsesBackend.from_options, settings=OpenAISettings)

@@ -12,7 +12,7 @@ import difflib
 import hashlib
 import json
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from pydantic_core import to_jsonable_python
 from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from .base import Backend, BackendError, BackendOptions
+from .settings import BackendSettings, setting, text
 
 
 class ReplayMismatch(BackendError):
@@ -92,6 +93,14 @@ class Recorder:
         return turn
 
 
+@dataclass(frozen=True)
+class ReplaySettings(BackendSettings):
+    """Where the recorded exchanges are, when --model does not say."""
+
+    cassette: str | None = setting(None, text(what="a file"), "the JSONL cassette to play back",
+                                   shown="--model")
+
+
 class ReplayBackend:
     """Answers from a cassette; identical requests replay their recorded replies in recorded order."""
 
@@ -122,7 +131,7 @@ class ReplayBackend:
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> ReplayBackend:
-        path = options.extra.get("cassette") or options.model
+        path = ReplaySettings.of(options).cassette or options.model
         if not path:
             raise BackendError("the replay backend needs the cassette: --backend replay --model FILE.jsonl")
         return cls(path)
@@ -159,4 +168,4 @@ def _pretty(request: dict[str, Any]) -> list[str]:
 
 @hookimpl
 def register_backends(register):
-    register("replay", ReplayBackend.from_options)
+    register("replay", ReplayBackend.from_options, settings=ReplaySettings)

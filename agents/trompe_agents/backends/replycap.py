@@ -15,14 +15,6 @@ class ReplyTooLarge(Exception):
     """A reply body over the cap (`--backend-option max_reply_bytes=N`)."""
 
 
-def max_reply_bytes(extra: dict[str, Any]) -> int:
-    """The `max_reply_bytes` backend option: a whole number of bytes >= 1024."""
-    value = extra.get("max_reply_bytes", DEFAULT_MAX_REPLY_BYTES)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
-        raise ValueError(f"max_reply_bytes must be a whole number of bytes >= 1024; got {value!r}")
-    return value
-
-
 class _Capped(httpx2.AsyncByteStream):
     """The body stream, counted as it is read."""
 

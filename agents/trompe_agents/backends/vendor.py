@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import copy
 import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import anyio
@@ -21,8 +20,9 @@ from .base import DEFAULT_TIMEOUT, BackendError, BackendOptions, MissingCredenti
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
                         thinking_level)
 from .error_kinds import transport_failure
-from .replycap import max_reply_bytes, too_large
+from .replycap import DEFAULT_MAX_REPLY_BYTES, too_large
 from .retry import Failure, Retrier, Sleep
+from .settings import FLAG, PER_MODEL, BackendSettings, Default, number, setting
 
 NO_KEY_BACKENDS = "function, replay, hf and openai-chat with --base-url work without one"
 
@@ -93,17 +93,22 @@ def json_schema_strict(schema: dict[str, Any]) -> bool:
     return all(json_schema_strict(s) for key in ("anyOf", "oneOf") for s in schema.get(key, []))
 
 
-def temperature_option(value: Any) -> float | None:
-    """The `temperature` option: a number from 0 to 2, or None / 'none' to send no temperature at all."""
-    if value is None or str(value).lower() in ("none", "off"):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if not 0 <= number <= 2:
-        raise ValueError(f"temperature must be a number from 0 to 2, or 'none' to send none; got {value!r}")
-    return number
+TEMPERATURE = number(0, 2, none="send no temperature")
+
+
+@dataclass(frozen=True)
+class VendorSettings(BackendSettings):
+    """What every hosted-API backend takes; a vendor's class adds its own."""
+
+    temperature: float | None | Default = setting(
+        PER_MODEL, TEMPERATURE,
+        "sampling temperature; per model: what the catalogue says the model takes (docs/vendors.md)")
+    native_final: bool = setting(True, FLAG, "the vendor's structured output for the final answer where it combines "
+                                             "with tools; false: always the answer parser")
+    max_reply_bytes: int = setting(DEFAULT_MAX_REPLY_BYTES, number(1024, whole=True, unit="bytes"),
+                                   "a reply body past this fails at once instead of filling memory")
+    model_check: bool = setting(True, FLAG, "refuse a model the catalogue does not know for this vendor; false: "
+                                            "send it as written")
 
 
 # --timeout on the flex tier when not given: OpenAI asks for 15 minutes (developers.openai.com/api/docs/guides/
@@ -116,9 +121,7 @@ def flex_timeout(options: BackendOptions) -> BackendOptions:
     """The options with the flex tier's longer timeout where the user left --timeout at its default."""
     if options.service_tier != "flex" or options.timeout != DEFAULT_TIMEOUT:
         return options
-    longer = copy.copy(options)
-    longer.timeout = FLEX_TIMEOUT
-    return longer
+    return replace(options, timeout=FLEX_TIMEOUT)
 
 
 class Refused(Exception):
@@ -134,6 +137,7 @@ class VendorBackend:
     """Skeleton of a hosted-API backend: build a request for a model, send it with retries, read the reply."""
 
     name: ClassVar[str]
+    Settings: ClassVar[type[VendorSettings]] = VendorSettings  # what `--backend-option` this vendor takes
     default_model: ClassVar[str]
     truncated_stops: ClassVar[frozenset[str]] = frozenset()  # stop reasons of a reply cut at the output limit
     service_tiers: ClassVar[tuple[str, ...]] = ("standard", "flex")  # the `--service-tier` values the vendor has
@@ -145,15 +149,15 @@ class VendorBackend:
                              f"({self.tier_note}); got {options.service_tier!r}")
         self.options = flex_timeout(options)
         self.retrier = Retrier(options, self.classify_any, self.default_model, sleep=sleep)
-        self.user_temperature = "temperature" in options.extra  # else each model's catalogue default
-        self.temperature = temperature_option(options.extra.get("temperature", 0))
+        self.settings = self.Settings.of(options)
+        self.user_temperature = self.settings.temperature is not PER_MODEL  # else each model's catalogue default
+        self.temperature = 0.0 if self.settings.temperature is PER_MODEL else self.settings.temperature
         self.thinking = thinking_level(options.thinking)
         self.images = ImagePolicy(self.image_limits(), options.image_format, options.keep_images)
-        max_reply_bytes(options.extra)  # a bad --backend-option max_reply_bytes is refused before any work
         self._client = self.new_client()  # now, so a missing key is reported before any work starts
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self.retrier.where = f"{self.name} at {self.endpoint()}"
-        if self.checks_models and self.options.extra.get("model_check", True):
+        if self.checks_models and self.settings.model_check:
             for model in self.retrier.models:  # refused (ModelRefused, exit 2) or one line per notice
                 for line in check_model(model, self.vendor):
                     notice(line)
@@ -335,11 +339,9 @@ class VendorBackend:
         tier = self.options.service_tier
         return None if tier in (None, "standard") else tier
 
-    def prompt_cache_key(self, messages: list[Message]) -> str | None:
+    def prompt_cache_key(self, messages: list[Message]) -> str:
         """One key per conversation (system prompt and question), so each round is routed to the cache holding its
-        prefix (OpenAI `prompt_cache_key`); None with `--backend-option prompt_cache=false`."""
-        if not self.options.extra.get("prompt_cache", True):
-            return None
+        prefix (OpenAI `prompt_cache_key`)."""
         digest = hashlib.sha256()
         for m in messages:
             if m.role in ("system", "user"):
@@ -364,7 +366,7 @@ class VendorBackend:
 
     def native_final(self, final_schema: dict[str, Any] | None, possible: bool) -> bool:
         """Native structured output, where the vendor can combine it with tools here and the user did not opt out."""
-        return bool(final_schema) and possible and bool(self.options.extra.get("native_final", True))
+        return bool(final_schema) and possible and self.settings.native_final
 
     def rejects_temperature(self, exc: Exception) -> bool:
         """A 400 whose message blames the temperature parameter."""

@@ -22,7 +22,7 @@ from ..records import Accuracy, SampleResult, accuracy
 from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
-from .identity import differences, one_run
+from .identity import as_today, differences, one_run
 from .plots import Point, paired_bars, write_chart
 from .report import page, sample_file
 from .results import read_results
@@ -214,7 +214,7 @@ def compare_runs(run_a: Path, run_b: Path) -> Comparison:
             rows.append(Row(grouping, str(group), tally([a[i] for i in ids]), tally([b[i] for i in ids]),
                             paired_table([(a[i], b[i]) for i in ids])))
     flips = [(i, outcome(a[i]), outcome(b[i])) for i in paired if outcome(a[i]) != outcome(b[i])]
-    settings = [text for _, text in differences(*(m.get("fingerprint") or {} for m in metas))]
+    settings = [text for _, text in differences(*(as_today(m.get("fingerprint") or {}) for m in metas))]
     return Comparison(runs, rows, flips, mismatched, len(paired) - (len(known) - len(mismatched)), settings, (a, b))
 
 

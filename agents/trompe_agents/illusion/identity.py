@@ -17,10 +17,12 @@ from typing import Any
 
 from trompe_server.version import __version__
 
-from ..backends.base import BackendOptions
+from ..backends.base import BackendError, BackendOptions
+from ..backends.settings import SettingError
 from ..datasets import answer_types
 from ..datasets.base import Sample
 from ..messages import ToolSchema
+from ..plugins import backend_settings
 from ..records import SampleResult
 
 # how `correctness.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
@@ -41,9 +43,33 @@ def _sha(text: str) -> str:
 
 
 def answer_settings(options: BackendOptions) -> dict[str, Any]:
-    """The backend settings that change what is sent or which model answers (not keys, URLs, retries or logs)."""
-    return {"fallback_models": list(options.fallback_models), "options": dict(sorted(options.extra.items())),
+    """The backend settings that change what is sent or which model answers (not keys, URLs, retries or logs);
+    `options`: the backend's own settings that differ from its defaults, as parsed (0.3, never the text '0.3')."""
+    own = options.settings.changed() if options.settings is not None else {}
+    return {"fallback_models": list(options.fallback_models), "options": dict(sorted(own.items())),
             "thinking": options.thinking, "image_format": options.image_format, "keep_images": options.keep_images}
+
+
+def as_today(fields: dict[str, Any]) -> dict[str, Any]:
+    """A recorded fingerprint with its backend settings read as this version reads them: an older run.json kept
+    the values as typed (`temperature: 0` for 0.0, `prompt_cache: true` for the default). A setting the backend
+    no longer takes is left as recorded, so the resume's refusal names it."""
+    options = (fields.get("settings") or {}).get("options")
+    if not options or not isinstance(options, dict) or "backend" not in fields:
+        return fields
+    try:
+        own = backend_settings(fields["backend"], options).changed()
+    except (BackendError, SettingError):
+        return fields
+    return {**fields, "settings": {**fields["settings"], "options": json.loads(json.dumps(dict(sorted(own.items())),
+                                                                                        default=str))}}
+
+
+def continued(recorded: dict[str, Any], identity: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprint a resume writes: the recorded value of every field this command leaves as it was, so the run
+    keeps its key (its records stay one run) where this version writes an equal value another way (0 as 0.0)."""
+    today = as_today(recorded)
+    return {k: recorded[k] if k in recorded and today[k] == v else v for k, v in identity.items()}
 
 
 def tools_offered(schemas: Sequence[ToolSchema]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ..backends.base import Backend, BackendError, BackendOptions
 from ..datasets.judges import judge_for, judge_unread
 from ..datasets.metrics import benchmark_metrics, summary_line
 from ..datasets.scorers import OFFICIAL, check, decided_by, reply, scorer_names, scorers_for
-from ..plugins import create_backend
+from ..plugins import backend_entry, backend_settings, create_backend
 from ..statefiles import write_json_atomic
 from .stats import wilson
 
@@ -78,7 +78,9 @@ def judge_backend(args: argparse.Namespace) -> Backend | None:
             raise ValueError("--judge-model needs --judge-backend")
         return None
     try:
-        return create_backend(args.judge_backend, BackendOptions(model=args.judge_model, extra={"temperature": 0}))
+        takes = "temperature" in backend_entry(args.judge_backend).settings.names()
+        settings = backend_settings(args.judge_backend, {"temperature": 0} if takes else {})  # a judge is greedy
+        return create_backend(args.judge_backend, BackendOptions(model=args.judge_model, settings=settings))
     except BackendError as exc:
         raise ValueError(f"--judge-backend: {' '.join(str(exc).split())}") from None
 

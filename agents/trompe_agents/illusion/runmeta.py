@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..statefiles import read_json, write_json_atomic
-from .identity import CHANGEABLE, differences, legacy_fingerprint, run_key
+from .identity import CHANGEABLE, as_today, continued, differences, legacy_fingerprint, run_key
 from .runoptions import RunOptions
 
 if TYPE_CHECKING:
@@ -36,17 +36,18 @@ def amend_meta(run_dir: Path, **fields: Any) -> None:
 
 
 def check_resume(out: Path, identity: dict[str, Any], order: list[tuple[str, Any]], answered: bool,
-                 altered: list[str], allow: Iterable[str]) -> None:
-    """Refuse to add to a folder whose run differs from this command in anything that decides an answer.
+                 altered: list[str], allow: Iterable[str]) -> dict[str, Any]:
+    """Refuse to add to a folder whose run differs from this command in anything that decides an answer; give
+    back the fingerprint to continue with (identity.continued: the recorded one where nothing changed).
 
     `answered`: whether the folder holds a single answer; one without (every sample failed, e.g. on a mistyped
     model name) holds nothing to mix. `altered`: ids answered there whose content differs now
     (identity.changed_sample)."""
     meta = read_meta(out)
     if not meta or not answered:
-        return
+        return identity
     recorded = meta.get("fingerprint") or legacy_fingerprint(meta)
-    changed = differences(recorded, identity)
+    changed = differences(as_today(recorded), identity)
     if "fingerprint" not in meta and meta.get("order") and [i for i, _ in meta["order"]] != [i for i, _ in order]:
         changed.append(("dataset", f"dataset ({meta.get('dataset')} -> another sample list)"))
     changeable = set(CHANGEABLE) if _only_limit(meta, identity, order) else set(CHANGEABLE) - {"dataset"}
@@ -61,6 +62,7 @@ def check_resume(out: Path, identity: dict[str, Any], order: list[tuple[str, Any
     if altered:
         raise ValueError(f"{out}: {len(altered)} answered samples have other images, question, options, answer type "
                          f"or label now ({', '.join(altered[:5])}); start a new folder with another --out")
+    return continued(recorded, identity)
 
 
 def _only_limit(meta: dict[str, Any], identity: dict[str, Any], order: list[tuple[str, Any]]) -> bool:

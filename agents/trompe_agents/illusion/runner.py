@@ -109,7 +109,7 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
         if result.done(options.retry_errors):
             finished.add(result.id)
             tally.add(result)
-    check_resume(out, identity, listing.order, answered, altered, options.allow_change)
+    identity = check_resume(out, identity, listing.order, answered, altered, options.allow_change)
     stamp = {"run": run_key(identity), "trompe": identity["trompe"]}
     todo = Todo(samples, options.limit, finished, sum(i not in finished for i in digests))
     write_meta(out, backend, config, options, total=len(digests), todo=len(todo), order=listing.order,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from trompe_server.commandline import entry_point, parse
 from trompe_server.errors import PluginError
-from trompe_server.exits import FAILED, exit_with
+from trompe_server.exits import FAILED, OK, USAGE, exit_with
 from trompe_server.version import __version__
 
 from .. import presets
@@ -307,7 +307,7 @@ async def _explore(args: argparse.Namespace) -> int:
     resolve(args.out).save(args.out / "best")
     print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
     print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
-    return 0
+    return OK
 
 
 async def _apply(args: argparse.Namespace) -> int:
@@ -343,7 +343,7 @@ async def _apply(args: argparse.Namespace) -> int:
     print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
           f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}"
           + (f" (preset: {preset_file(out)})" if args.chosen else ""))
-    return 0
+    return OK
 
 
 @entry_point
@@ -367,15 +367,15 @@ def execute(args: argparse.Namespace) -> int:
         except FileNotFoundError as exc:
             raise exit_with(f"sevex: {exc}") from None
         print(f"wrote {out}")
-        return 0
+        return OK
     try:
         return run_stoppable(_explore(args) if args.command == "explore" else _apply(args))
     except (ValueError, FileNotFoundError, PluginError, SandboxUnavailable) as exc:  # PluginError: unknown --tools tag
         print(f"sevex: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     except (BackendError, ExecutorFailed) as exc:  # no quota or key, a dead worker: stopping beats scoring 0
         print(f"sevex: {' '.join(str(exc).split())}{_resume_hint(args)}", file=sys.stderr)
-        return 1
+        return FAILED
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: one line and how to go on, no tracebacks
         print(f"sevex: interrupted{_resume_hint(args)}", file=sys.stderr)
         return exit_status(exc)
