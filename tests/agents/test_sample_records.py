@@ -73,7 +73,7 @@ def test_a_changed_field_is_written_back_typed_as_a_string():
 
 
 ACTIONS = {"retry": ["rate_limit", "overloaded", "server", "timeout", "tool_infrastructure"],
-           "switch": ["quota", "credit"],
+           "switch": ["quota", "credit", "refusal"],
            "fatal": ["auth", "permission", "not_found", "invalid_request", "connection", "backend", "empty_reply",
                      "truncated", "invalid_answer", "reply_too_long", "max_rounds", "no_answer", "input",
                      "disk_full", "disk_error", "run"]}

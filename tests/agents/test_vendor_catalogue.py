@@ -147,7 +147,8 @@ def test_the_illusion_agent_refuses_a_typo_with_exit_2_before_any_request(tmp_pa
     Image.new("RGB", (8, 8)).save(tmp_path / "q.png")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     with FakeVendor("anthropic", [final('{"answer": "yes"}')]) as fake:
-        argv = ["ask", "--backend", "claude", "--model", "claude-sonet-5", "--base-url", fake.base_url, "--no-tools"]
+        argv = ["ask", "--backend", "claude", "--model", "claude-sonet-5", "--base-url", fake.base_url, "--no-tools",
+                "--trace", str(tmp_path / "trace")]
         with pytest.raises(SystemExit) as stop:
             illusion_main([*argv, str(tmp_path / "q.png"), "Same?"])
         assert stop.value.code == 2 and fake.requests == []
