@@ -105,10 +105,10 @@ def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
 class Worker:
     """A started child waiting for its one job (started ahead of time by the pool)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, launch: Launch, record: FilterRecord | None = None):
+    def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
         self.process = process
         self.launch = launch
-        self.record = record  # the filter's record (None: no filter)
+        self.record: FilterRecord | None = None  # the filter's record, once its listener has arrived
 
     @classmethod
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
