@@ -125,7 +125,7 @@ def test_an_unknown_strategy_is_refused_naming_the_known_ones():
 
 
 def test_every_kind_the_sandbox_and_the_scorer_name_is_an_outcome_kind():
-    named = {*sandbox.CHILD_KINDS, *(kind for kind, _ in sandbox.ENDINGS.values()), scoring.SCORE_BUDGET,
+    named = {*sandbox.KINDS, scoring.SCORE_BUDGET,
              scoring.UNSCORED, "call_limit", "input", "reply_too_long"}
     listed = {kind.value for kind in OutcomeKind}
     assert named <= listed, named - listed

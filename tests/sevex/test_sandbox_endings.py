@@ -9,13 +9,15 @@ rusage), and a signal death only from the true wait status (bubblewrap's init re
 
 from __future__ import annotations
 
+import platform
 import time
 
 import pytest
-from attack_programs import CHANNEL, UNGUARD, main
+from attack_programs import CHANNEL, RAW, UNGUARD, main
 from sandbox_as_nobody import run_programs_as_nobody
 from sandbox_support import require_os_sandbox
 
+from trompe_agents.sevex import sandbox_syscalls
 from trompe_agents.sevex.isolation.none import NoIsolation
 from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
 
@@ -29,7 +31,7 @@ INIT_ATTACKED = UNGUARD + main("import os, signal\nfor s in (signal.SIGSTOP, sig
                                "    os.kill(1, s)\nreturn 'sent'")
 FORK = UNGUARD + main("import os\nos.fork()\nreturn 'forked'")
 THREAD = UNGUARD + main("import threading\nthreading.Thread(target=print).start()\nreturn 'started'")
-SEGV = UNGUARD + main("import ctypes\nctypes.string_at(0)")  # a real SIGSEGV, no kill() needed
+SEGV = RAW + main("_Function(8)()")  # a call to address 8: a real SIGSEGV, no kill() needed
 CPU = main("while True:\n    pass")
 NOT_ALLOWED_TEXT = main("raise ValueError('negative sizes are not allowed')")
 SURROGATE_ANSWER = main("return 'a\\udc80b'")
@@ -37,10 +39,8 @@ SURROGATE_LOG = main("print('x\\ud800y')\nreturn 'fine'")
 FORGED_FORBIDDEN = CHANNEL + main(
     "forge(b'{\"type\": \"error\", \"kind\": \"forbidden\", \"error\": \"escaped\", \"log\": \"\"}')\nreturn 'x'")
 # the kernel would send SIGSYS for every call from then on; the filter refuses the prctl itself
-USER_DISPATCH = UNGUARD + main('''
-import ctypes
-libc = ctypes.CDLL(None, use_errno=True)
-print(libc.prctl(59, 1, 0, 0, 0), ctypes.get_errno())
+USER_DISPATCH = RAW + main(f'''
+print(syscall({sandbox_syscalls.ARCHES[platform.machine()][1]["prctl"]}, 59, 1, 0, 0, 0))
 return "dispatching"''')
 PROGRAMS = [EXIT_159, EXIT_3, SELF_KILL, INIT_ATTACKED, FORK, THREAD, SEGV, CPU, NOT_ALLOWED_TEXT,
             SURROGATE_ANSWER, SURROGATE_LOG, FORGED_FORBIDDEN, USER_DISPATCH]

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from attack_programs import UNGUARD, main
+from attack_programs import RAW, main
 from sandbox_as_nobody import run_programs_as_nobody
 from sandbox_support import require_os_sandbox
 
@@ -23,18 +23,13 @@ from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
 
 LIMITS = SandboxLimits(wall_seconds=20, cpu_seconds=10, memory_bytes=512 * 1024 * 1024)
 API = {"crop": ["image", "box"]}
-CALL = UNGUARD + '''
-import ctypes, json, sandbox_syscalls
-libc = ctypes.CDLL(None, use_errno=True)
+CALL = RAW + '''
+import json, sandbox_syscalls
 NUMBERS = sandbox_syscalls.ARCHES["$machine"][1]  # (uname is off the list)
-BUFFER = ctypes.create_string_buffer(4096)
 
 
 def call(name, *args):
-    """The call by number; pointer arguments (None) get a scratch buffer."""
-    args = [ctypes.addressof(BUFFER) if a is None else a for a in args]
-    result = libc.syscall(ctypes.c_long(NUMBERS[name]), *[ctypes.c_long(a) for a in args])
-    return [result, ctypes.get_errno()]
+    return syscall(NUMBERS[name], *args)
 ''' + main("print(json.dumps(call($call)))\nreturn 'made'")
 # each call of the attacks found so far (issue 42) and a few of each class: name, then its arguments
 ATTACKS = {
@@ -98,17 +93,15 @@ async def test_every_call_off_the_list_is_refused_and_each_is_recorded():
     tried = sorted(set(numbers.values()) - allowed)
     if platform.machine() == "x86_64":
         tried.append(0x40000000 | numbers["getpid"])
-    sweep = UNGUARD + f'''
-import ctypes, json
-libc = ctypes.CDLL(None, use_errno=True)
+    sweep = RAW + f'''
+import json
 TRIED = {tried}
 ''' + main('''
 through = {}
 for number in TRIED:
-    ctypes.set_errno(0)
-    result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(0)] * 6)
-    if result != -1 or ctypes.get_errno() != 1:
-        through[number] = [result, ctypes.get_errno()]
+    result = syscall(number, 0, 0, 0, 0, 0, 0)
+    if result != [-1, 1]:
+        through[number] = result
 print(json.dumps(through))
 return "swept"''')
     limits = SandboxLimits(wall_seconds=300, cpu_seconds=60)  # each refusal is a round trip to this process

@@ -26,6 +26,9 @@ MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind":
 # the error kinds a child may report itself ("forbidden" only under a filter whose record bears it out, or with
 # no filter at all, `--sandbox none`)
 CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}
+# every kind a run may end as (ProgramResult.kind)
+KINDS = frozenset({"ok", "exception", "forbidden", "timeout", "memory", "crashed", "call_limit", "oversize"})
+START_SECONDS = 60.0  # how long a started child may take to hand over its filter's listener (a loaded machine)
 CPU_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # RLIMIT_CPU's soft and hard limit
 # rusage samples CPU time at scheduler ticks and reads a few percent under the exact count RLIMIT_CPU is checked
 # against (2 s read 1.94 s); a limit the program lowered (the filter refuses that too) is a whole second lower
@@ -39,7 +42,7 @@ CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the child to en
 class ProgramResult:
     answer: str | None
     error: str | None = None
-    kind: str = "ok"  # ok | exception | forbidden | timeout | memory | crashed | call_limit | oversize
+    kind: str = "ok"  # one of KINDS
     log: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
 
@@ -102,10 +105,10 @@ def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
 class Worker:
     """A started child waiting for its one job (started ahead of time by the pool)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, launch: Launch, record: FilterRecord | None = None):
+    def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
         self.process = process
         self.launch = launch
-        self.record = record  # the filter's record (None: no filter)
+        self.record: FilterRecord | None = None  # the filter's record, once its listener has arrived
 
     @classmethod
     async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
@@ -130,7 +133,7 @@ class Worker:
         refused makes it `forbidden`, whatever else the program did."""
         try:
             if self.launch.listener is not None:
-                self.record = await FilterRecord.receive(self.launch.listener, limits.wall_seconds)
+                self.record = await FilterRecord.receive(self.launch.listener, START_SECONDS)
                 if self.record is None:
                     return ProgramResult(None, "the sandbox did not start: its filter's listener never arrived",
                                          "crashed")

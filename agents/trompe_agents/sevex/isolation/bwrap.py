@@ -196,7 +196,11 @@ def _probe(executable: str | None) -> str | None:
             for fd in launch.pass_fds:
                 os.close(fd)
             launch.listener.settimeout(60)
-            message, fds, _, _ = socket.recv_fds(launch.listener, 64, 1)
+            try:
+                _, fds, _, _ = socket.recv_fds(launch.listener, 64, 1)
+            except OSError:  # a sandbox that hangs: not waited for
+                started.kill()
+                raise
             for fd in fds:
                 os.close(fd)
             started.stdin.close()  # the child ends without a job
