@@ -41,8 +41,7 @@ from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
-from .replycap import event_hooks, max_reply_bytes
-from .tls import shared_context
+from .replycap import client_settings
 from .retry import Failure, Sleep
 from .error_kinds import anthropic_failure, transport_failure
 from .vendor import VendorBackend, api_key, b64, json_schema_strict, parts_of, result_text, system_text
@@ -113,8 +112,7 @@ class ClaudeBackend(VendorBackend):
         return anthropic.AsyncAnthropic(
             api_key=api_key(self.options, self.name, "ANTHROPIC_API_KEY"), base_url=self.options.base_url,
             max_retries=0, timeout=self.options.timeout,
-            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=event_hooks(max_reply_bytes(self.options.extra)),
-                                                          verify=shared_context()),
+            http_client=anthropic.DefaultAsyncHttpxClient(**client_settings(self.options.extra)),
             default_headers={"anthropic-version": self.version} if self.version else None)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:

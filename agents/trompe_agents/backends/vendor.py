@@ -20,7 +20,7 @@ from .base import BackendError, BackendOptions, MissingCredentials
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, lookup, thinking_level,
                         warn_status)
 from .error_kinds import transport_failure
-from .replycap import max_reply_bytes, too_large
+from .replycap import max_reply_bytes, refused_reply
 from .retry import Failure, Retrier, Sleep
 
 NO_KEY_BACKENDS = "function, replay, hf and openai-chat with --base-url work without one"
@@ -246,12 +246,12 @@ class VendorBackend:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def classify_any(self, exc: BaseException) -> Failure | None:
-        """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap fails for good (another
-        would be as large); anything else is the vendor's to read."""
+        """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap or a redirect fails for
+        good (another would be alike); anything else is the vendor's to read."""
         if isinstance(exc, RequestDeadline):
             return transport_failure(exc)
-        if large := too_large(exc):
-            return Failure(ErrorKind.BACKEND, str(large))
+        if refused := refused_reply(exc):
+            return Failure(ErrorKind.BACKEND, str(refused))
         return self.classify(exc)
 
     def info(self, model: str) -> ModelInfo:
