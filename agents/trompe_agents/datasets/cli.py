@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace):
     return load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
-                        split=args.split)
+                        split=args.split, images_anywhere=args.images_anywhere)
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -281,7 +281,8 @@ async def run(args: argparse.Namespace) -> int:
     from .stats import has_answer, summary
 
     dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
-                           split=args.split, stream=True)  # a probe set is read again as it runs, never held whole
+                           split=args.split, stream=True,  # a probe set is read again as it runs, never held whole
+                           images_anywhere=args.images_anywhere)
     args.task = resolve_task(args.task, dataset.format, dataset, args.dataset)
     print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
           f"{describe_counts(dataset)}", file=sys.stderr)

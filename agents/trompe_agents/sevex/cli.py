@@ -205,11 +205,12 @@ def _add_common(parser: argparse.ArgumentParser, limit: bool = False) -> None:
     add_server_args(parser)
 
 
-def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None):
+def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None,
+          images_anywhere: bool = False):
     """The dataset's samples; unlabelled ones (e.g. BLINK test rows) are counted here and dropped by the task."""
     from ..datasets import load_dataset
 
-    dataset = load_dataset(path, format=fmt, images_root=images_root, split=split)
+    dataset = load_dataset(path, format=fmt, images_root=images_root, split=split, images_anywhere=images_anywhere)
     print(f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}", file=sys.stderr)
     return list(dataset)
 
@@ -260,7 +261,8 @@ async def _explore(args: argparse.Namespace) -> int:
                                repeats=args.repeats, max_unusable=args.max_unusable)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
                "format": args.format, "images_root": str(args.images_root) if args.images_root else None,
-               "split": args.split, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
+               "images_anywhere": args.images_anywhere, "split": args.split, "dev_size": args.dev_size,
+               "seed": args.seed, "strategy": args.strategy,
                "config": config.to_json()}
     for role in DEFAULT_BACKENDS:  # the models this session really uses
         run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model"),
@@ -269,7 +271,8 @@ async def _explore(args: argparse.Namespace) -> int:
     config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
-    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split")))
+    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split"),
+                                 run.get("images_anywhere") or args.images_anywhere))
     dev = (_same_dev(samples, run["dev_ids"], run.get("dev_content")) if args.resume and run.get("dev_ids")
            else choose_dev(samples, run["dev_size"], run["seed"]))
     run["dev_ids"] = [s.id for s in dev]
@@ -307,7 +310,7 @@ async def _apply(args: argparse.Namespace) -> int:
     isolation = choose_sandbox(args.sandbox)
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
-    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split))
+    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split, args.images_anywhere))
     samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
                            prompt.meta.get("dev_content"))[: args.limit]
     target = _backend(args, "target")
