@@ -142,10 +142,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     overrides = {f.name: getattr(args, f.name) for f in fields(Limits)}
     tags = args.tools or os.environ.get("TROMPE_TOOLS")
-    roots = [r.expanduser().resolve() for r in args.root] if args.root else [Path.cwd()]
+    roots, no_root = server_roots(args.root, Path.cwd(), Path.home())
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         raise ValueError(f"--root: not a folder: {', '.join(missing)}")
+    if no_root and not (args.list_tools or args.list_plugins):
+        print(no_root, file=sys.stderr)
     return ServerConfig(
         limits=Limits.from_env(**overrides),
         roots=roots,
