@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -14,25 +14,28 @@ from ..datasets.base import DatasetError, Sample
 from ..datasets.metrics import metric_keys
 from ..failures import failure_kind
 from ..messages import Usage
+from ..runfolder import RunFolder
 from .agent import IllusionAgent
 from .correctness import is_correct
 from .pricing import Price, cost, role_costs
-from .results import trace_dir
+from .results import trace_name
 from .runmeta import now
 
 
 async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: Path, task: int,
                      prices: dict[str, Price]) -> dict[str, Any]:
     """One result record; any failure becomes a recorded error instead of stopping the run."""
-    directory = trace_dir(out, sample.id)
-    shutil.rmtree(directory, ignore_errors=True)  # a sample cut off by a kill starts its trace afresh
+    run = RunFolder(out)
+    run.remove_tree(trace_name(sample.id))  # a sample cut off by a kill starts its trace afresh
+    directory = run / trace_name(sample.id)
+    os.close(directory.descriptor())  # made now: a link in the way stops the run, not just this sample
     meta = sample.metadata or {}
     kind = answer_types.of_sample(sample)  # the item's answer form: the agent's final-answer schema follows it
     base = {"id": sample.id, "index": meta.get("index", sample.id), "position": position,
             "question": sample.question, "choices": sample.choices, "images": [str(p) for p in sample.images],
             "label": sample.answer, "category": sample.category,
             "family": meta.get("family"), "magnitude": meta.get("magnitude"),
-            "counterfactual": meta.get("counterfactual"), "trace": str(directory.relative_to(out)),
+            "counterfactual": meta.get("counterfactual"), "trace": trace_name(sample.id),
             "model": agent.backend.model, "keys": metric_keys(meta),
             "answer_type": kind.describe() if kind else None,
             "service_tier": getattr(agent.backend, "service_tier", None) or "standard"}

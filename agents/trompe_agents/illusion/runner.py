@@ -24,6 +24,7 @@ from ..backends.ratelimit import RateLimited, RateLimiter
 from ..datasets.base import Sample
 from ..datasets.content import Cache, sample_digest
 from ..records import SampleResult
+from ..runfolder import RunFolder
 from ..toolclient import ToolClient
 from .agent import AgentConfig, IllusionAgent
 from .answering import answer_one
@@ -103,7 +104,7 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     first: list[dict[str, Any]] = []  # this invocation's first records, until one is answered or they agree
     delivered = 0
 
-    with path.open("a", encoding="utf-8") as results:
+    with RunFolder(out).append(RESULTS) as results:  # never through a link (runfolder.py)
         def record(entry: dict[str, Any]) -> None:
             nonlocal delivered
             entry = {**entry, "content": digests[entry["id"]], **stamp}  # joins match on id and content
