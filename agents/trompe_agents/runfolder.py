@@ -120,6 +120,17 @@ class RunFolder:
         finally:
             os.close(folder)
 
+    def names(self) -> list[str]:
+        """The names in this folder (none when it is not there yet)."""
+        try:
+            folder = self.descriptor(create=False)
+        except FileNotFoundError:
+            return []
+        try:
+            return os.listdir(folder)
+        finally:
+            os.close(folder)
+
     def size(self, name: str) -> int | None:
         """The size of the plain file `name`, or None when there is none."""
         try:
@@ -137,8 +148,9 @@ class RunFolder:
 
     def read_json(self, name: str) -> Any:
         """Parse a JSON state file; a broken one is a ValueError naming the file and what to do."""
+        raw = self.read_bytes(name)
         try:
-            return json.loads(self.read_bytes(name).decode("utf-8"))
+            return json.loads(raw.decode("utf-8"))
         except ValueError as exc:
             raise ValueError(f"{self.path / name}: not valid JSON ({exc}); restore it from a backup or start a new "
                              "run folder") from None
@@ -158,6 +170,9 @@ class RunFolder:
         raw = data.encode("utf-8") if isinstance(data, str) else data
         folder = where.descriptor()
         try:
+            with contextlib.suppress(FileNotFoundError):  # refused as any other way in (a rename would replace it)
+                if not stat.S_ISREG(os.stat(leaf, dir_fd=folder, follow_symlinks=False).st_mode):
+                    raise LinkRefused(where.path / leaf, "file")
             temp = f".{leaf}.{secrets.token_hex(4)}.tmp"
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
                          dir_fd=folder)

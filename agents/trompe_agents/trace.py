@@ -35,7 +35,8 @@ class Trace:
         self.dir = self.folder.path
         self.path = self.dir / "trace.jsonl"
         self.images_dir = self.images.path
-        os.close(self.images.descriptor())  # made now, and refused now if a link stands in the way
+        for folder in (self.images, self.store) if self.store else (self.images,):
+            os.close(folder.descriptor())  # made now, and refused now if a link stands in the way
         self.start = time.monotonic()
         self._saved: set[str] = {p.stem for p in self.images_dir.glob("*.png")}
 

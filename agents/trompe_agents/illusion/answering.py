@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -14,7 +13,7 @@ from ..datasets.base import DatasetError, Sample
 from ..datasets.metrics import metric_keys
 from ..failures import failure_kind
 from ..messages import Usage
-from ..runfolder import RunFolder
+from ..runfolder import LinkRefused, RunFolder
 from .agent import IllusionAgent
 from .correctness import is_correct
 from .pricing import Price, cost, role_costs
@@ -28,7 +27,6 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
     run = RunFolder(out)
     run.remove_tree(trace_name(sample.id))  # a sample cut off by a kill starts its trace afresh
     directory = run / trace_name(sample.id)
-    os.close(directory.descriptor())  # made now: a link in the way stops the run, not just this sample
     meta = sample.metadata or {}
     kind = answer_types.of_sample(sample)  # the item's answer form: the agent's final-answer schema follows it
     base = {"id": sample.id, "index": meta.get("index", sample.id), "position": position,
@@ -44,7 +42,7 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
         if sample.error:  # e.g. its image is missing: this sample fails, the run goes on
             raise DatasetError(sample.error)
         outcome = await agent.answer(sample.images, sample.question, sample.choices, directory, kind)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, LinkRefused):  # a link in the run folder stops the run, not one sample
         raise
     except Exception as exc:  # e.g. an unreadable image: record it, the run goes on
         return {**base, "answer": None, "reasons": "", "agent": None, "correct": None, "route": None,

@@ -22,7 +22,7 @@ from trompe_server.version import __version__
 from ..datasets.metrics import benchmark_metrics
 from ..messages import Usage
 from ..records import SampleResult
-from ..statefiles import write_atomic
+from ..runfolder import RunFolder
 from .pricing import role_totals
 from .stats import answered, has_answer, wilson
 
@@ -139,7 +139,7 @@ def summary(meta: dict[str, Any], records: list[dict[str, Any]], scorer: str = "
             "files": {"csv": f"report/{CSV_FILE}", "html": "report/index.html", "json": f"report/{JSON_FILE}"}}
 
 
-def write_exports(out: Path, records: list[dict[str, Any]], data: dict[str, Any]) -> None:
+def write_exports(out: RunFolder, records: list[dict[str, Any]], data: dict[str, Any]) -> None:
     """report/samples.csv and report/summary.json, each written whole or not at all."""
-    write_atomic(out / CSV_FILE, samples_csv(records))
-    write_atomic(out / JSON_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    out.write_atomic(CSV_FILE, samples_csv(records))
+    out.write_atomic(JSON_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

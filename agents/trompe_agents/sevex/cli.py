@@ -35,6 +35,7 @@ from ..cliopts import (
     server_choice_from_args,
     toolclient_from_args,
 )
+from ..runfolder import RunFolder
 from ..statefiles import read_json, write_atomic, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
@@ -300,7 +301,7 @@ async def _explore(args: argparse.Namespace) -> int:
         finally:
             await sandbox.close()
             await _close(explorer, target)
-    resolve(args.out).save(args.out / "best")
+    resolve(args.out).save(RunFolder(args.out) / "best")
     print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
     print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
     return 0
@@ -327,7 +328,7 @@ async def _apply(args: argparse.Namespace) -> int:
             await sandbox.close()
             await _close(target)
     out = args.out or args.source / apply_name(args.dataset, args.split, args.node)
-    write_results(out, outcomes)
+    write_results(RunFolder(out.parent), out.name, outcomes)
     if args.chosen:  # the preset and every difference said, beside the results they qualify
         write_json_atomic(preset_file(out), args.chosen.record())
     else:  # an earlier --preset apply's record would describe these results wrongly
