@@ -218,9 +218,10 @@ def write_chart(folder: RunFolder | Path, name: str, svg: str) -> list[Path]:
     return [folder.path / f"{name}.svg", folder.path / f"{name}.png"]
 
 
-def write_charts(folder: RunFolder, charts: dict[str, str]) -> list[Path]:
+def write_charts(folder: RunFolder | Path, charts: dict[str, str]) -> list[Path]:
     """Each chart as an SVG and a PNG file (`write_chart`); charts of an earlier report that this one no longer
     draws are removed, so the folder never shows a stale plot."""
+    folder = RunFolder.of(folder)
     written = [path for name, svg in charts.items() for path in write_chart(folder, name, svg)]
     kept = {path.name for path in written}
     for old in folder.names():
