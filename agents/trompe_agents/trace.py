@@ -6,6 +6,7 @@ and each sample's `images/<id>.png` is a hard link to it (a relative symlink whe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from typing import Any
 from trompe_server.version import __version__
 
 from .messages import ImagePart, Message, ToolCall, Turn, Usage
+from .runfolder import RunFolder
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -26,12 +28,15 @@ class Trace:
     """Appends events to `<dir>/trace.jsonl` and saves images once each as `<dir>/images/<id>.png`; with a
     `store` folder shared by a run's traces, the bytes are kept there once per content."""
 
-    def __init__(self, directory: Path | str, store: Path | str | None = None):
-        self.dir = Path(directory)
-        self.store = Path(store) if store else None
+    def __init__(self, directory: RunFolder | Path | str, store: RunFolder | Path | str | None = None):
+        self.folder = RunFolder.of(directory)  # a trace in a run folder is written without following links
+        self.images = self.folder / "images"
+        self.store = RunFolder.of(store) if store else None
+        self.dir = self.folder.path
         self.path = self.dir / "trace.jsonl"
-        self.images_dir = self.dir / "images"
-        self.images_dir.mkdir(parents=True, exist_ok=True)
+        self.images_dir = self.images.path
+        for folder in (self.images, self.store) if self.store else (self.images,):
+            os.close(folder.descriptor())  # made now, and refused now if a link stands in the way
         self.start = time.monotonic()
         self._saved: set[str] = {p.stem for p in self.images_dir.glob("*.png")}
 
@@ -41,7 +46,7 @@ class Trace:
         if kind == "start":
             fields.setdefault("trompe", __version__)
         record = {"t": round(time.monotonic() - self.start, 3), "event": kind, "agent": agent, **fields}
-        with self.path.open("a", encoding="utf-8") as f:
+        with self.folder.append("trace.jsonl") as f:
             f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
 
     def save_images(self, images: list[ImagePart]) -> list[str]:
@@ -50,11 +55,11 @@ class Trace:
             name = SAFE_NAME.sub("_", image.id)
             if name not in self._saved:
                 ext = "png" if image.mime_type == "image/png" else image.mime_type.rsplit("/", 1)[-1]
-                target = self.images_dir / f"{name}.{ext}"
+                target = f"{name}.{ext}"
                 if self.store is None:
-                    target.write_bytes(image.data)
+                    self.images.write_bytes(target, image.data)
                 else:
-                    link(store_once(self.store, image.data, ext), target)
+                    link(self.store, store_once(self.store, image.data, ext), self.images, target)
                 self._saved.add(name)
         return [image.id for image in images]
 
@@ -74,32 +79,33 @@ class Trace:
                    seconds=round(seconds, 3))
 
 
-def store_once(store: Path, data: bytes, ext: str) -> Path:
-    """The store's file for these bytes, written (temp file, rename) only if no trace of the run wrote it whole.
+def store_once(store: RunFolder, data: bytes, ext: str) -> str:
+    """The name of the store's file for these bytes, written (temp file, rename) only if no trace of the run wrote
+    it whole.
 
     No fsync, as for results.jsonl: a killed process never leaves a partial image, and syncing every image
     stalled the run's event loop (2 ms each). A power cut can leave a short file, which the size check rewrites.
     """
-    path = store / f"{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
-    try:
-        whole = path.stat().st_size == len(data)
-    except FileNotFoundError:
-        whole = False
-    if not whole:
-        store.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_bytes(data)
-        os.replace(temp, path)
-    return path
+    name = f"{hashlib.sha256(data).hexdigest()[:32]}.{ext}"
+    if store.size(name) != len(data):
+        store.write_atomic(name, data, sync=False)
+    return name
 
 
-def link(shared: Path, target: Path) -> None:
-    """`target` names the shared file without copying it: a hard link, else a relative symlink."""
-    target.unlink(missing_ok=True)
+def link(store: RunFolder, shared: str, folder: RunFolder, target: str) -> None:
+    """`folder/target` names the store's file `shared` without copying it: a hard link, else a relative symlink;
+    both made through the folders' descriptors, never through a link."""
+    source, into = store.descriptor(), folder.descriptor()
     try:
-        os.link(shared, target)
-    except OSError:
-        target.symlink_to(os.path.relpath(shared, target.parent))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target, dir_fd=into)
+        try:
+            os.link(shared, target, src_dir_fd=source, dst_dir_fd=into, follow_symlinks=False)
+        except OSError:
+            os.symlink(os.path.relpath(store.path / shared, folder.path), target, dir_fd=into)
+    finally:
+        os.close(source)
+        os.close(into)
 
 
 def call_json(call: ToolCall) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import PluginSettings, collect_tools, plugin_manager
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
+from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
 from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
@@ -116,7 +117,8 @@ class ServerConfig:
     """Everything that shapes one server: limits, readable roots, which plugins and tags to expose."""
 
     limits: Limits = field(default_factory=Limits)
-    roots: list[Path] = field(default_factory=lambda: [Path.cwd()])
+    # the working directory unless it is /, a home folder or a system folder (roots.py): then inline images only
+    roots: list[Path] = field(default_factory=lambda: server_roots(None, Path.cwd(), Path.home())[0])
     plugins: list[str] | None = None
     tags: list[str] | None = None
     extra_plugins: dict[str, Any] = field(default_factory=dict)  # name -> object with @hookimpl functions

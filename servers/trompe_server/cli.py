@@ -18,6 +18,7 @@ from .errors import PluginError
 from .exits import exit_with
 from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
 from .plugins import SERVER_SETTINGS, plugin_listing
+from .roots import server_roots
 from .storages import parse_registry
 from .version import __version__
 
@@ -39,10 +40,13 @@ LIMIT_HELP = {
     "read_timeout": "seconds an HTTP request body may stall between chunks",
     "min_body_rate": "bytes a second an HTTP request body must average after its first 2 seconds; slower "
                      "bodies are answered 408",
-    "max_transport_sessions": "live MCP transport sessions over HTTP; more are answered 503 (none with a shared "
-                              "--registry: HTTP is served statelessly then)",
-    "transport_idle_timeout": "seconds before an unused MCP transport session is closed (none with a shared "
+    "max_transport_sessions": "live MCP transport sessions over HTTP; beyond, one is closed: never used past "
+                              "initialize first, of the client holding most, least recently used (none with a "
+                              "shared --registry: HTTP is served statelessly then)",
+    "transport_idle_timeout": "seconds before an idle MCP transport session is closed (none with a shared "
                               "--registry)",
+    "transport_unused_timeout": "seconds an MCP transport session never used past initialize is kept (none with "
+                                "a shared --registry)",
 }
 
 
@@ -99,7 +103,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Every option of the server, on `trompe-server` and on `trompe serve` alike (the tree is built in agents)."""
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--root", action="append", type=Path, default=None,
-                        help="folder whose images may be opened by path (repeatable; default: the working directory)")
+                        help="folder whose images may be opened by path (repeatable; default: the working "
+                             "directory, unless it is /, the home folder or a system folder: then only images sent "
+                             "inline)")
     parser.add_argument("--plugins", help="comma-separated plugin names to load (default: all; env TROMPE_PLUGINS)")
     parser.add_argument("--strict-plugins", action="store_true", default=None,
                         help="stop when a plugin fails to import (default: skip it with a warning; "
@@ -140,10 +146,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     overrides = {f.name: getattr(args, f.name) for f in fields(Limits)}
     tags = args.tools or os.environ.get("TROMPE_TOOLS")
-    roots = [r.expanduser().resolve() for r in args.root] if args.root else [Path.cwd()]
+    roots, no_root = server_roots(args.root, Path.cwd(), Path.home())
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         raise ValueError(f"--root: not a folder: {', '.join(missing)}")
+    if no_root and not (args.list_tools or args.list_plugins):
+        print(no_root, file=sys.stderr)
     return ServerConfig(
         limits=Limits.from_env(**overrides),
         roots=roots,

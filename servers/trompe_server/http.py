@@ -20,6 +20,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .exits import exit_with
 from .limits import Limits
+from .transport_sessions import SessionPool
 
 logger = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -238,10 +239,13 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     if not is_loopback(host) and not allowed_hosts:
         print(f"trompe-server: requests must name one of these hosts: {', '.join(security.allowed_hosts)}; "
               "add --allowed-host NAME:PORT for the name remote clients use", file=sys.stderr)
-    app = BodyLimit(mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host,
-                                            max_sessions=limits.max_transport_sessions,
-                                            session_idle_timeout=limits.transport_idle_timeout,
-                                            stateless_http=stateless), max_body)
+    # the SDK's own cap only backs up the pool's: sessions being opened are not in the pool until answered
+    sdk_app = mcp.streamable_http_app(transport_security=security, max_request_body_size=max_body, host=host,
+                                      max_sessions=limits.max_transport_sessions + limits.max_connections,
+                                      session_idle_timeout=limits.transport_idle_timeout, stateless_http=stateless)
+    pool = SessionPool(sdk_app, mcp.session_manager, limits.max_transport_sessions, limits.transport_unused_timeout,
+                       limits.transport_idle_timeout, security.allowed_hosts[0])
+    app = BodyLimit(pool, max_body)
     if token:
         app = BearerAuth(app, token)
     logging.getLogger("mcp.server.streamable_http").addFilter(client_went_away)

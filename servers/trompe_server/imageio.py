@@ -57,6 +57,10 @@ def _read_path(source: str, roots: list[Path], max_bytes: int, argument: str) ->
     if "\x00" in source:
         raise ToolInputError(argument, "contains a NUL character; accepted: a file path under the roots, "
                              "a data: URL or base64 image bytes")
+    if not roots:
+        raise ToolInputError(argument, f"{source!r}: this server opens no files by path (started without --root "
+                             "where the working directory is no safe root); send the image inline as a data: URL or "
+                             "base64, or start the server with --root FOLDER")
     path = Path(source).expanduser()
     if not path.is_absolute():
         path = roots[0] / path

@@ -29,8 +29,9 @@ class Limits:
     header_timeout: float = 10.0  # seconds a client may take to send a request's headers
     read_timeout: float = 30.0  # seconds a request body may stall between chunks
     min_body_rate: int = 16 * 1024  # bytes a second a request body must average after its first 2 seconds
-    max_transport_sessions: int = 256  # live MCP transport sessions over HTTP
-    transport_idle_timeout: float = 1800.0  # seconds before an unused MCP transport session is closed
+    max_transport_sessions: int = 256  # live MCP transport sessions over HTTP; beyond, the least used is closed
+    transport_idle_timeout: float = 1800.0  # seconds before an idle MCP transport session is closed
+    transport_unused_timeout: float = 30.0  # seconds a transport session never used past initialize is kept
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> Limits:
@@ -56,7 +57,8 @@ SCOPE = {"max_pixels": "request", "max_images": "shared", "max_session_bytes": "
          "idle_timeout": "shared", "memory_budget": "replica", "max_source_bytes": "request",
          "max_preview_side": "request", "max_inputs": "request", "max_sessions_per_client": "shared",
          "max_connections": "replica", "header_timeout": "request", "read_timeout": "request",
-         "min_body_rate": "request", "max_transport_sessions": "replica", "transport_idle_timeout": "replica"}
+         "min_body_rate": "request", "max_transport_sessions": "replica", "transport_idle_timeout": "replica",
+         "transport_unused_timeout": "replica"}
 SCOPE_HELP = {"shared": "; held in the registry, so over all replicas sharing one --registry",
               "replica": "; each replica (server process) its own", "request": ""}
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from trompe_agents.cli import main as trompe
+from trompe_agents.datasets.load import load_dataset
 from trompe_agents.illusion.cli import main as illusion_agent
 from runlines import written
 from trompe_agents.testing import dataset_files as files
@@ -118,6 +119,9 @@ def test_tet_row_without_image_bytes_is_counted_and_fails_alone(tmp_path, capsys
     assert trompe(["dataset", "convert", str(path), "--images-root", str(tmp_path / "c"),
                    "--out", str(tmp_path / "conv")]) == 0
     assert len((tmp_path / "conv" / "probes.jsonl").read_text().splitlines()) == 3
+    converted = load_dataset(tmp_path / "conv")  # its images beside it: loads without --allow-images-outside
+    assert len(converted) == 3 and all(p.parent == (tmp_path / "conv" / "images").resolve()
+                                       for s in converted for p in s.images)
 
 
 def test_lmms_lab_hallusionbench_parquet_keeps_both_splits(tmp_path, capsys):

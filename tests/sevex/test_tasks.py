@@ -94,7 +94,7 @@ async def test_small_exploration_on_a_loaded_task(tmp_path, sources, source, tas
     task = get_task(task_name)
     samples = task.samples(load(sources[source]))
     assert len(samples) == 2 and {s.category for s in samples} == {task_name}  # only this task's rows
-    dev = tmp_path / "dev.jsonl"
+    dev = sources[source].parent / f"dev-{task_name}.jsonl"  # beside the images it names, as a dataset must be
     write_jsonl(samples, dev)
     target = Oracle(samples, task.benchmark, in_format)
     explorer, best = await explore(tmp_path / "run", dev, iterations=2, task=task, explorer=engineer_passes_images_on,

@@ -45,8 +45,7 @@ from ..model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort
-from .replycap import event_hooks
-from .tls import shared_context
+from .replycap import client_settings
 from .retry import Failure, Sleep
 from .settings import FLAG, number, setting, text
 from .error_kinds import anthropic_failure, transport_failure
@@ -167,8 +166,7 @@ class ClaudeBackend(VendorBackend):
         return anthropic.AsyncAnthropic(
             api_key=api_key(self.options, self.name, "ANTHROPIC_API_KEY"), base_url=self.options.base_url,
             max_retries=0, timeout=self.options.timeout,
-            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=event_hooks(self.settings.max_reply_bytes),
-                                                          verify=shared_context()),
+            http_client=anthropic.DefaultAsyncHttpxClient(**client_settings(self.settings.max_reply_bytes)),
             default_headers={"anthropic-version": self.version} if self.version else None)
 
     def to_messages(self, messages: list[Message]) -> list[dict[str, Any]]:

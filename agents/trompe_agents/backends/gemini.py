@@ -32,7 +32,7 @@ from .catalogue import THINKING_BUDGET, ModelInfo, default_model, lookup, neares
 from .retry import Failure, Sleep
 from .settings import setting, text
 from .error_kinds import gemini_failure, transport_failure
-from .replycap import event_hooks
+from .replycap import client_settings
 from .tls import shared_context
 from .vendor import VendorBackend, VendorSettings, api_key, result_text, system_text
 from .vendor import tool_call as neutral_call
@@ -108,11 +108,12 @@ class GeminiBackend(VendorBackend):
         (VendorBackend.client), closed by close_client, since the SDK leaves a client it was given open."""
         options = self.options
         key = api_key(options, self.name, "GEMINI_API_KEY", "GOOGLE_API_KEY")
-        transport = httpx2.AsyncClient(event_hooks=event_hooks(self.settings.max_reply_bytes), verify=shared_context())
+        transport = httpx2.AsyncClient(**client_settings(self.settings.max_reply_bytes))
         http = types.HttpOptions(base_url=options.base_url, api_version=GeminiSettings.of(options).api_version,
                                  timeout=int(options.timeout * 1000), httpx_async_client=transport,
                                  # the SDK's own sync client and websocket context share it too
-                                 client_args={"verify": shared_context()}, async_client_args={"ssl": shared_context()})
+                                 client_args={"verify": shared_context(), "follow_redirects": False},
+                                 async_client_args={"ssl": shared_context()})
         client = genai.Client(api_key=key, http_options=http)
         self.transports[client] = transport
         return client

@@ -21,8 +21,7 @@ from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import ModelInfo, default_model, nearest_effort
-from .replycap import event_hooks
-from .tls import shared_context
+from .replycap import client_settings
 from .retry import Failure
 from .settings import FLAG, setting, text
 from .error_kinds import openai_failure, transport_failure
@@ -44,8 +43,7 @@ def make_client(options: BackendOptions, backend: str, max_reply_bytes: int,
     # Our own http client: the SDK's default one closes itself on garbage collection by scheduling the close
     # on whatever event loop runs then, which fails when the pool belongs to an earlier, closed loop.
     return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=options.timeout,
-                              http_client=openai.DefaultAsyncHttpxClient(
-                                  event_hooks=event_hooks(max_reply_bytes), verify=shared_context()))
+                              http_client=openai.DefaultAsyncHttpxClient(**client_settings(max_reply_bytes)))
 
 
 def classify(exc: BaseException) -> Failure | None:

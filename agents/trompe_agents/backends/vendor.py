@@ -20,7 +20,7 @@ from .base import DEFAULT_TIMEOUT, BackendError, BackendOptions, MissingCredenti
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
                         thinking_level)
 from .error_kinds import transport_failure
-from .replycap import DEFAULT_MAX_REPLY_BYTES, too_large
+from .replycap import DEFAULT_MAX_REPLY_BYTES, refused_reply
 from .retry import Failure, Retrier, Sleep
 from .settings import FLAG, PER_MODEL, BackendSettings, Default, number, setting
 
@@ -289,14 +289,14 @@ class VendorBackend:
         return None
 
     def classify_any(self, exc: BaseException) -> Failure | None:
-        """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap fails for good (another
-        would be as large); anything else is the vendor's to read."""
+        """Our own deadline is a timeout like the SDKs' (retried), a reply over the byte cap or a redirect fails for
+        good (another would be alike); anything else is the vendor's to read."""
         if isinstance(exc, RequestDeadline):
             return transport_failure(exc)
         if isinstance(exc, Refused):
             return Failure(ErrorKind.REFUSAL, str(exc))
-        if large := too_large(exc):
-            return Failure(ErrorKind.BACKEND, str(large))
+        if refused := refused_reply(exc):
+            return Failure(ErrorKind.BACKEND, str(refused))
         return self.classify(exc)
 
     def info(self, model: str) -> ModelInfo:

@@ -45,7 +45,7 @@ def load_blindtest(path: Path, images_root: Path | None = None, split: str | Non
     rows, _ = read_rows(path, COLUMNS, split, "blindtest")
     for i, (where, row) in enumerate(rows):
         sample_id = f"{task_name(str(row['task']))}-{i:05d}"
-        image = write_image(row["image"], folder, sample_id, f"{where} (task {row['task']!r}), image")
+        image = write_image(row["image"], folder, f"{where} (task {row['task']!r}), image")
         try:
             gt = row["groundtruth"]
             answer = normalise("blindtest", gt) if gt not in (None, "") else None

@@ -33,7 +33,7 @@ def load_blink(path: Path, images_root: Path | None = None, split: str | None = 
     for where, row in rows:
         idx = str(row["idx"])
         where = f"{where} (idx {idx!r})"
-        images = [write_image(row[f"image_{k}"], folder, f"{idx}_image_{k}", f"{where}, image_{k}")
+        images = [write_image(row[f"image_{k}"], folder, f"{where}, image_{k}")
                   for k in range(1, 5) if k == 1 or row.get(f"image_{k}") is not None]
         answer = row["answer"]
         if answer in (None, "", "?", "hidden"):

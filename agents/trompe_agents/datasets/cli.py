@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from .answer_types import of_sample
 from .cliargs import add_dataset_args, describe_counts
 from .jsonl import write_jsonl
 from .load import agent_task, dataset_formats, load_dataset
+from .parquet import write_image
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     dataset = subparsers.add_parser("dataset", help="inspect or convert a benchmark dataset")
     actions = dataset.add_subparsers(dest="action", required=True, metavar="ACTION")
     info = actions.add_parser("info", help="format, split, counts, categories and options of a dataset")
-    convert = actions.add_parser("convert", help="write a dataset in the generic probes.jsonl format")
+    convert = actions.add_parser("convert", help="write a dataset in the generic probes.jsonl format, its images "
+                                 "beside it")
     for action in (info, convert):
         action.add_argument("dataset", type=Path, help="dataset file or folder")
         action.add_argument("--format", choices=sorted(dataset_formats()), help="dataset format (default: detected)")
@@ -29,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace):
     return load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
-                        split=args.split)
+                        split=args.split, images_anywhere=args.images_anywhere)
 
 
 def run_info(args: argparse.Namespace) -> int:
@@ -52,10 +55,15 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    """probes.jsonl and the images it names, in one folder: it loads as it is, wherever it is moved (a dataset's
+    images must be inside its folder, files.check_inside)."""
     dataset = _load(args)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "probes.jsonl"
-    kept = [s for s in dataset.samples if not s.error]  # a sample that cannot run is left out, and counted
+    folder = args.out / "images"
+    folder.mkdir(exist_ok=True)
+    kept = [replace(s, images=[write_image(Path(p).read_bytes(), folder, f"{s.id}, image") for p in s.images])
+            for s in dataset.samples if not s.error]  # a sample that cannot run is left out, and counted
     write_jsonl(kept, path)
     print(f"wrote {len(kept)} samples to {path}{describe_counts(dataset)}")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .files import OUTSIDE_FLAG
 from .splits import ALL
 
 
@@ -13,6 +14,10 @@ def add_dataset_args(parser: argparse.ArgumentParser | argparse._ArgumentGroup) 
                         help="folder the dataset's image paths are relative to (HallusionBench: the folder holding "
                              "VD/ and VS/; DataCV Task II and V*: the image folder); for parquet, where embedded "
                              "images are written (default: the dataset file's folder / a cache folder)")
+    parser.add_argument(OUTSIDE_FLAG, action="store_true", dest="images_anywhere",
+                        help="read images wherever the dataset's paths lead (absolute paths, '..', links out of "
+                             "its folder); by default an image outside the dataset's folder and --images-root is "
+                             "refused, so a dataset from elsewhere cannot send any file you can read to a vendor")
     parser.add_argument("--split", metavar="NAME",
                         help=f"Hugging Face split to read (default: the labelled evaluation split: BLINK val, "
                              f"IllusionVQA test, BlindTest valid; '{ALL}' reads every split)")

@@ -1,4 +1,5 @@
-"""Small checks shared by the loaders: files that must exist, columns that must be present, JSON lists."""
+"""Small checks shared by the loaders: files that must exist, columns that must be present, JSON lists, and images
+that stay inside the dataset's folders."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import DatasetError
+from .base import DatasetError, Sample
 
 
 def require_file(path: Path, what: str) -> Path:
@@ -49,3 +50,22 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
                 yield where, json.loads(line)
             except ValueError as err:
                 raise DatasetError(f"{where}: not valid JSON ({err})") from None
+
+
+OUTSIDE_FLAG = "--allow-images-outside"
+
+
+def check_inside(samples: Iterable[Sample], folders: list[Path]) -> Iterator[Sample]:
+    """The samples, each refused whose image resolves (links followed, `..` taken) outside every one of `folders`:
+    a dataset file names paths, and one written by someone else must not send any file the user can read to a
+    vendor."""
+    folders = [Path(f).resolve() for f in folders]
+    for sample in samples:
+        for image in sample.images:
+            resolved = Path(image).resolve()
+            if not any(resolved.is_relative_to(folder) for folder in folders):
+                raise DatasetError(f"dataset: sample {sample.id!r}: image {str(image)!r} resolves to {resolved}, "
+                                   f"outside the dataset's folders ({', '.join(map(str, folders))}); move it "
+                                   f"there, point --images-root at its folder, or pass {OUTSIDE_FLAG} to read "
+                                   "images from anywhere")
+        yield sample

@@ -102,6 +102,6 @@ def _load_parquet(path: Path, images_root: Path | None, split: str | None) -> Li
         where = f"{where} (id {sample_id(item)!r})"
         if not _keep(item, split):
             continue
-        images = [write_image(item["image"], folder, sample_id(item), f"{where}, image")] if has_figure(item) else []
+        images = [write_image(item["image"], folder, f"{where}, image")] if has_figure(item) else []
         samples.append(_sample(item, images, where))
     return ListDataset("hallusionbench", samples)

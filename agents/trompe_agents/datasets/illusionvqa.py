@@ -83,6 +83,6 @@ def load_illusionvqa(path: Path, images_root: Path | None = None, split: str | N
     for i, (where, row) in enumerate(rows):
         sample_id = str(row.get("id", i))
         where = f"{where} (id {sample_id!r})"
-        image = write_image(row["image"], folder, f"illusionvqa_{sample_id}", f"{where}, image")
+        image = write_image(row["image"], folder, f"{where}, image")
         samples.append(_sample(row, image, sample_id, where, chosen))
     return ListDataset("illusionvqa", samples)

@@ -5,21 +5,22 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..hookspecs import hookimpl
 from ..plugins import registered
 from . import answer_types
-from .base import DatasetError, FileDataset, ListDataset
+from .base import DatasetError, FileDataset, ListDataset, Sample
 from .blindtest import load_blindtest
 from .blink import load_blink
 from .datacv import load_datacv1, load_datacv2
+from .files import check_inside
 from .hallusionbench import load_hallusionbench
 from .illusionvqa import load_illusionvqa
 from .jsonl import PROBES_FILE, iter_jsonl, load_jsonl
 from .labels import join_labels
-from .parquet import parquet_columns
+from .parquet import cache_root, parquet_columns
 from .splits import check_no_split
 from .tet import load_tet
 from .tsv import load_tsv
@@ -114,7 +115,7 @@ def detect_format(path: Path) -> str:
 
 def load_dataset(path: Path | str, format: str | None = None, labels: Path | str | None = None,
                  images_root: Path | str | None = None, split: str | None = None,
-                 stream: bool = False) -> ListDataset | FileDataset:
+                 stream: bool = False, images_anywhere: bool = False) -> ListDataset | FileDataset:
     """Read a local dataset file or folder into samples.
 
     images_root: the folder image paths are resolved against, the way each benchmark's own code does (default:
@@ -126,14 +127,18 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     labels: an optional id -> answer file joined onto the samples (see `labels.read_labels`).
     stream: a generic JSONL file without --labels comes back as a FileDataset, read again whenever iterated
         (every row is checked here all the same); other formats and label joins are read whole.
+    images_anywhere: read images wherever the dataset's paths lead; by default an image resolving outside the
+        dataset's folder, `images_root` and the cache of embedded images is refused (files.check_inside),
+        whichever loader (a plugin's too) named it.
     """
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"dataset: file not found: {path}")
+    folders = [] if images_anywhere else image_folders(path, images_root)
     if stream and labels is None and (format or detect_format(path)) == "jsonl" and \
             dataset_formats()["jsonl"] is load_jsonl:  # a plugin's own "jsonl" reads its own way
         return _streamed_jsonl(path / PROBES_FILE if path.is_dir() else path,
-                               Path(images_root) if images_root is not None else None, split)
+                               Path(images_root) if images_root is not None else None, split, folders)
     try:
         kind = format or detect_format(path)
         loaders = dataset_formats()
@@ -146,6 +151,8 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
         raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
     except (KeyError, TypeError, AttributeError) as err:  # a guessed or wrong --format meets other columns
         raise DatasetError(f"{path}: does not read as {kind} ({type(err).__name__}: {err}); check --format") from None
+    if not images_anywhere:
+        dataset.samples = list(check_inside(dataset.samples, folders))
     dataset = join_labels(dataset, Path(labels), kind) if labels is not None else dataset
     dataset.format = kind
     unlabelled = sum(s.answer is None for s in dataset.samples)
@@ -154,19 +161,30 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     return dataset
 
 
-def _streamed_jsonl(path: Path, images_root: Path | None, split: str | None) -> FileDataset:
+def image_folders(path: Path, images_root: Path | str | None) -> list[Path]:
+    """Where a dataset's images may be: its own folder (the folder given, or the file's), `images_root`, and the
+    cache folder embedded images are written to by default."""
+    return [path if path.is_dir() else path.parent, *([Path(images_root)] if images_root is not None else []),
+            cache_root()]
+
+
+def _streamed_jsonl(path: Path, images_root: Path | None, split: str | None, folders: list[Path]) -> FileDataset:
     """The generic format as a FileDataset: one checking pass now (errors at load time, as for a list), the
-    samples read again on every iteration."""
+    samples read (and their images checked against `folders`, unless empty) again on every iteration."""
     check_no_split(split, "generic JSONL", path)
+
+    def read() -> Iterator[Sample]:
+        samples = iter_jsonl(path, images_root)
+        return check_inside(samples, folders) if folders else samples
+
     length = unlabelled = 0
     try:
-        for sample in iter_jsonl(path, images_root):
+        for sample in read():
             length += 1
             unlabelled += sample.answer is None
     except UnicodeDecodeError as err:
         raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
-    return FileDataset(path.stem, lambda: iter_jsonl(path, images_root), length,
-                       {"unlabelled": unlabelled} if unlabelled else {}, "jsonl")
+    return FileDataset(path.stem, read, length, {"unlabelled": unlabelled} if unlabelled else {}, "jsonl")
 
 
 def agent_task(fmt: str, samples: Iterable) -> int:

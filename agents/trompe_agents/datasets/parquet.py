@@ -74,17 +74,21 @@ def _rows(pq: Any, files: list[Path], need: list[str]) -> Iterator[tuple[str, di
             raise DatasetError(f"{file}: not a readable parquet file ({err})") from None
 
 
+def cache_root() -> Path:
+    """The folder default image folders live under: ~/.cache/trompe (XDG_CACHE_HOME honoured)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trompe"
+
+
 def images_folder(images_root: Path | None, name: str, source: Path) -> Path:
     """Where embedded images are written: the caller's folder, or a cache folder tied to this exact file.
 
-    The default, ~/.cache/trompe/NAME/<digest of the file's path, size and mtime> (XDG_CACHE_HOME is
-    honoured), is reused by later loads of the same file instead of filling the temp folder each time.
+    The default, <cache_root>/NAME/<digest of the file's path, size and mtime>, is reused by later loads of the
+    same file instead of filling the temp folder each time.
     """
     if images_root is None:
         stat = source.stat()
         key = hashlib.sha256(f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        images_root = cache / "trompe" / name / f"{safe_name(source.stem)}-{key}"
+        images_root = cache_root() / name / f"{safe_name(source.stem)}-{key}"
     images_root.mkdir(parents=True, exist_ok=True)
     return images_root.resolve()
 
@@ -93,15 +97,20 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "image"
 
 
-def write_image(value: Any, folder: Path, stem: str, where: str) -> Path:
-    """Write a Hugging Face image struct ({'bytes', 'path'}) or raw bytes to folder/stem.<ext>."""
+def write_image(value: Any, folder: Path, where: str) -> Path:
+    """Write a Hugging Face image struct ({'bytes', 'path'}) or raw bytes to folder/<digest of the bytes>.<ext>.
+
+    Named by content, not by the row's id: two ids that read alike once made safe for a file name ('cat dog',
+    'cat_dog', 'cat/dog') would otherwise share one file, and one sample be asked about another's image."""
     data = value.get("bytes") if isinstance(value, dict) else value
     if not data:
         raise DatasetError(f"{where}: image is missing (no bytes)")
     ext = next((e for magic, e in IMAGE_MAGIC.items() if data.startswith(magic)), None)
     if ext is None and isinstance(value, dict) and value.get("path"):
         ext = Path(value["path"]).suffix or None
-    path = folder / f"{safe_name(stem)}{ext or '.img'}"
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}{safe_name(ext or '.img')}"
     if not path.is_file() or path.stat().st_size != len(data):
-        path.write_bytes(data)
+        temp = folder / f".{path.name}.{os.getpid()}.tmp"  # renamed whole: a load beside this one reads old or new
+        temp.write_bytes(data)
+        os.replace(temp, path)
     return path

@@ -32,7 +32,7 @@ def load_tet(path: Path, images_root: Path | None = None, split: str | None = No
             image = folder / f"{safe_name(idx)}.missing"
             error = f"{where}, image: no image bytes in the row (path {value.get('path') if value else None!r})"
         else:
-            image = write_image(value, folder, f"tet_{idx}", f"{where}, image")
+            image = write_image(value, folder, f"{where}, image")
         gt = row["groundtruth"]
         try:
             answer = normalise("tet", str(gt), choices) if gt not in (None, "") else None

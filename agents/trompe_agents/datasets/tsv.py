@@ -3,7 +3,8 @@ image_mcq.py `build_prompt`, commit e8e78f0): tab-separated rows `index, image, 
 category` (+ optional `hint`, `l2-category`, `image_path`).
 
 `image` is a base64 image, a list of them written as "['...', '...']", or another row's `index` (VLMEvalKit
-stores a shared image once); images are written out like parquet ones (`--images-root`, else a cache folder).
+stores a shared image once), so indices must be unique; images are written out like parquet ones, each named by
+its content's digest (`--images-root`, else a cache folder).
 The option columns A-H present in a row are its choices and `answer` is then their letter; rows without options
 keep `answer` as it is (e.g. "Yes"/"No"). A `hint` is put before the question as VLMEvalKit's prompt does.
 """
@@ -63,9 +64,21 @@ def _answer(row: dict[str, str], choices: list[str], where: str) -> str | None:
         raise DatasetError(f"{where}: answer {raw!r} cannot be read") from None
 
 
+def check_unique_indices(rows: list[dict[str, str]], path: Path) -> None:
+    """Refuse a repeated `index`: it is the sample's id, and a row's `image` may name another row by it."""
+    first: dict[str, int] = {}
+    for line, row in enumerate(rows, 2):
+        index = str(row["index"])
+        if index in first:
+            raise DatasetError(f"{path}: line {line}: index {index!r} repeats line {first[index]}'s; each row needs "
+                               "its own index (it is the sample's id, and other rows name their image by it)")
+        first[index] = line
+
+
 def load_tsv(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     check_no_split(split, "VLMEvalKit TSV", path)
     rows = read_tsv(path)
+    check_unique_indices(rows, path)
     by_index = {str(row["index"]): row.get("image") or "" for row in rows}
     folder = images_folder(images_root, "vlmevalkit", path) if any(by_index.values()) else None
     samples = []
@@ -74,8 +87,7 @@ def load_tsv(path: Path, images_root: Path | None = None, split: str | None = No
         where = f"{path}: line {line} (index {index!r})"
         images = []
         if folder is not None and row.get("image"):
-            images = [write_image(data, folder, index if n == 0 else f"{index}_{n}", f"{where}, image")
-                      for n, data in enumerate(_images(row["image"], by_index, where))]
+            images = [write_image(data, folder, f"{where}, image") for data in _images(row["image"], by_index, where)]
         choices = [row[k].strip() for k in LETTERS if (row.get(k) or "").strip()]
         hint = (row.get("hint") or "").strip()
         question = f"Hint: {hint}\n{row['question']}" if hint and hint.lower() != "nan" else row["question"]

@@ -15,6 +15,7 @@ from ..datasets.answer_types import AnswerType
 from ..final_answer import LETTERS, choice_schema, option_letters, without_format_instructions
 from ..loop import AgentResult, run_agent
 from ..messages import ImagePart, Usage
+from ..runfolder import RunFolder
 from ..failures import ErrorKind, failure_kind
 from ..toolclient import SessionInfo, ToolClient
 from ..trace import Trace
@@ -145,11 +146,13 @@ class IllusionAgent:
         self.config = config or AgentConfig()
 
     async def answer(self, images: list[Path], question: str, choices: list[str] | None = None,
-                     trace_dir: Path | None = None, answer_type: AnswerType | None = None) -> Outcome:
+                     trace_dir: RunFolder | Path | None = None, answer_type: AnswerType | None = None) -> Outcome:
+        """`trace_dir`: where the trace goes (a run's trace folder is a RunFolder: written without links)."""
         cfg = self.config
         started = time.monotonic()
+        folder = RunFolder.of(trace_dir) if trace_dir else None
         # One image store per run (traces are siblings): an image several samples show is kept once.
-        trace = Trace(trace_dir, store=Path(trace_dir).parent / ".images") if trace_dir else None
+        trace = Trace(folder, store=folder.parent / ".images") if folder else None
         inputs, normalized = prepare_images(images, cfg.normalize)
         if trace and cfg.normalize:
             trace.event("normalize", "preprocess", images=normalized)
@@ -171,7 +174,7 @@ class IllusionAgent:
         finally:
             if info.id:
                 await self.tools.close_session(info.id)
-        outcome = self._outcome(results, routed, trace, trace_dir, time.monotonic() - started)
+        outcome = self._outcome(results, routed, trace, folder.path if folder else None, time.monotonic() - started)
         outcome.usage = outcome.usage + routing_usage
         outcome.roles = {**({"router": routing_usage} if routing_usage.total else {}),
                          **{name: r.usage for name, r in results.items()}}

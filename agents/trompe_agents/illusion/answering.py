@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from pathlib import Path
 
@@ -12,25 +11,27 @@ from ..datasets.base import DatasetError, Sample
 from ..datasets.metrics import metric_keys
 from ..failures import ErrorKind, failure_kind
 from ..records import SampleResult
+from ..runfolder import LinkRefused, RunFolder
 from .agent import IllusionAgent
 from .correctness import is_correct
 from .pricing import Price, cost, role_costs
-from .results import trace_dir
+from .results import trace_name
 from .runmeta import now
 
 
 async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: Path, task: int,
                      prices: dict[str, Price]) -> SampleResult:
     """One result record; any failure becomes a recorded error instead of stopping the run."""
-    directory = trace_dir(out, sample.id)
-    shutil.rmtree(directory, ignore_errors=True)  # a sample cut off by a kill starts its trace afresh
+    run = RunFolder(out)
+    run.remove_tree(trace_name(sample.id))  # a sample cut off by a kill starts its trace afresh
+    directory = run / trace_name(sample.id)
     meta = sample.metadata or {}
     kind = answer_types.of_sample(sample)  # the item's answer form: the agent's final-answer schema follows it
     facts = SampleResult.of_sample(
         sample.id, index=meta.get("index", sample.id), position=position, question=sample.question,
         choices=sample.choices, images=[str(p) for p in sample.images], label=sample.answer,
         category=sample.category, family=meta.get("family"), magnitude=meta.get("magnitude"),
-        counterfactual=meta.get("counterfactual"), trace=str(directory.relative_to(out)),
+        counterfactual=meta.get("counterfactual"), trace=trace_name(sample.id),
         model=agent.backend.model, keys=metric_keys(meta), answer_type=kind.describe() if kind else None,
         service_tier=getattr(agent.backend, "service_tier", None) or "standard")
     started = time.monotonic()
@@ -38,7 +39,7 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
         if sample.error:  # e.g. its image is missing: this sample fails, the run goes on
             raise DatasetError(sample.error)
         outcome = await agent.answer(sample.images, sample.question, sample.choices, directory, kind)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, LinkRefused):  # a link in the run folder stops the run, not one sample
         raise
     except Exception as exc:  # e.g. an unreadable image: record it, the run goes on
         return facts.with_failure(failure_kind(exc), f"{type(exc).__name__}: {exc}", cost=0.0,

@@ -280,7 +280,8 @@ async def run(args: argparse.Namespace) -> int:
     from .stats import summary
 
     dataset = load_dataset(args.dataset, format=args.format, labels=args.labels, images_root=args.images_root,
-                           split=args.split, stream=True)  # a probe set is read again as it runs, never held whole
+                           split=args.split, stream=True,  # a probe set is read again as it runs, never held whole
+                           images_anywhere=args.images_anywhere)
     args.task = resolve_task(args.task, dataset.format, dataset, args.dataset,
                              warn=lambda message: print(f"{PROG} run: warning: {message}", file=sys.stderr))
     print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"

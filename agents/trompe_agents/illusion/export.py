@@ -21,7 +21,7 @@ from trompe_server.version import __version__
 
 from ..datasets.metrics import Metrics, benchmark_metrics
 from ..records import Accuracy, Policy, SampleResult, accuracy, grouped
-from ..statefiles import write_atomic
+from ..runfolder import RunFolder
 from .pricing import role_totals
 from .stats import wilson
 
@@ -125,7 +125,7 @@ def summary(meta: dict[str, Any], records: list[SampleResult], scorer: str = "of
             "files": {"csv": f"report/{CSV_FILE}", "html": "report/index.html", "json": f"report/{JSON_FILE}"}}
 
 
-def write_exports(out: Path, records: list[SampleResult], data: dict[str, Any]) -> None:
+def write_exports(out: RunFolder, records: list[SampleResult], data: dict[str, Any]) -> None:
     """report/samples.csv and report/summary.json, each written whole or not at all."""
-    write_atomic(out / CSV_FILE, samples_csv(records))
-    write_atomic(out / JSON_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    out.write_atomic(CSV_FILE, samples_csv(records))
+    out.write_atomic(JSON_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from ..statefiles import write_atomic
+from ..runfolder import RunFolder
 from .raster import svg_to_png
 
 FONT = "font-family='Helvetica, Arial, sans-serif'"
@@ -221,21 +221,23 @@ def standalone(svg: str) -> str:
     return "<?xml version='1.0' encoding='UTF-8'?>\n" + svg + "\n"
 
 
-def write_chart(folder: Path, name: str, svg: str) -> list[Path]:
+def write_chart(folder: RunFolder | Path, name: str, svg: str) -> list[Path]:
     """`<folder>/<name>.svg` and the same drawing as `<name>.png` (raster.py); nothing for a placeholder."""
     if not svg.startswith("<svg"):
         return []
-    paths = [folder / f"{name}.svg", folder / f"{name}.png"]
-    write_atomic(paths[0], standalone(svg))
-    write_atomic(paths[1], svg_to_png(svg))
-    return paths
+    folder = RunFolder.of(folder)
+    folder.write_atomic(f"{name}.svg", standalone(svg))
+    folder.write_atomic(f"{name}.png", svg_to_png(svg))
+    return [folder.path / f"{name}.svg", folder.path / f"{name}.png"]
 
 
-def write_charts(folder: Path, charts: dict[str, str]) -> list[Path]:
+def write_charts(folder: RunFolder | Path, charts: dict[str, str]) -> list[Path]:
     """Each chart as an SVG and a PNG file (`write_chart`); charts of an earlier report that this one no longer
     draws are removed, so the folder never shows a stale plot."""
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = RunFolder.of(folder)
     written = [path for name, svg in charts.items() for path in write_chart(folder, name, svg)]
-    for old in {*folder.glob("*.svg"), *folder.glob("*.png")} - set(written):
-        old.unlink()
+    kept = {path.name for path in written}
+    for old in folder.names():
+        if old.endswith((".svg", ".png")) and old not in kept:
+            folder.remove_tree(old)
     return written

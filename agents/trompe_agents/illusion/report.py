@@ -12,7 +12,7 @@ from typing import Any
 
 from ..datasets.metrics import benchmark_metrics
 from ..records import Policy, SampleResult, accuracy, grouped
-from ..statefiles import write_atomic
+from ..runfolder import RunFolder
 from ..trace import SAFE_NAME
 from ..traceview import hrefs_from, page, steps_html
 from .bias import bias_section, by_family, psychometric_svg
@@ -277,12 +277,10 @@ def write_report(run_dir: Path, variant: str = "official") -> Path:
         raise ValueError(f"{run_dir}: no run.json; is this a run directory?")
     records = sorted(read_results(run_dir).values(), key=lambda r: r.position)
     one_run(run_dir, records)
-    out = run_dir / "report"
-    (out / "samples").mkdir(parents=True, exist_ok=True)
+    out = RunFolder(run_dir) / "report"  # every folder and file of it opened without following links
     for record in records:
-        write_atomic(out / sample_file(record.id), sample_page(record, run_dir))
+        out.write_atomic(sample_file(record.id), sample_page(record, run_dir))
     write_exports(out, records, summary(meta, records, variant, run_dir))
     write_charts(out / PLOTS, charts(records))
-    index = out / "index.html"
-    write_atomic(index, index_page(meta, records, variant))
-    return index
+    out.write_atomic("index.html", index_page(meta, records, variant))
+    return out.path / "index.html"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from pathlib import Path
 
 from ..records import SampleResult
+from ..runfolder import RunFolder
 from ..statefiles import cut_torn_tail
 from ..trace import SAFE_NAME
 
@@ -26,10 +28,11 @@ def read_results(run_dir: Path) -> dict[str, SampleResult]:
 def _lines(path: Path, upto: int | None = None) -> Iterator[SampleResult]:
     """Every whole record of a results file in order (within its first `upto` bytes), one line in memory at a
     time."""
-    if not path.exists():
+    folder = RunFolder(path.parent)
+    if not folder.exists(path.name):
         return
     read = 0
-    with path.open("rb") as f:
+    with os.fdopen(folder.open(path.name, os.O_RDONLY), "rb") as f:  # never a link: results are the run's own
         for line in f:
             read += len(line)
             if upto is not None and read > upto:
@@ -104,9 +107,10 @@ def repair_tail(path: Path) -> None:
     cut_torn_tail(path)
 
 
-def trace_dir(run_dir: Path, sample_id: str) -> Path:
-    """Where a sample's trace lives in its run folder (its id made safe as a folder name)."""
-    return Path(run_dir) / TRACES / SAFE_NAME.sub("_", sample_id)
+def trace_name(sample_id: str) -> str:
+    """Where a sample's trace lives in its run folder, relative to it (its id made safe as a folder name)."""
+    return f"{TRACES}/{SAFE_NAME.sub('_', sample_id)}"
+
 
 
 def first_error(error: str | None) -> str:

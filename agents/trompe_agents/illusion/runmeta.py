@@ -8,6 +8,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runfolder import RunFolder
 from ..statefiles import read_json, write_json_atomic
 from .identity import CHANGEABLE, as_today, continued, differences, legacy_fingerprint, run_key
 from .runoptions import RunOptions
@@ -25,8 +26,8 @@ def now() -> str:
 
 
 def read_meta(run_dir: Path) -> dict[str, Any]:
-    path = Path(run_dir) / META
-    return read_json(path) if path.exists() else {}
+    folder = RunFolder(run_dir)
+    return folder.read_json(META) if folder.exists(META) else {}
 
 
 def amend_meta(run_dir: Path, **fields: Any) -> None:
@@ -79,7 +80,7 @@ def write_meta(out: Path, backend: Backend, config: AgentConfig, options: RunOpt
                todo: int, order: list[tuple[str, Any]], identity: dict[str, Any]) -> None:
     """run.json: what produced the results and its fingerprint; each invocation (first run or resume) is appended."""
     path = out / META
-    meta = read_json(path) if path.exists() else {"created": now()}
+    meta = read_meta(out) or {"created": now()}
     invocation = {"started": now(), "command": options.meta.get("command", sys.argv), "backend": backend.name,
                   "model": backend.model, "agent": config.describe(), "concurrency": options.concurrency,
                   "rate_limit": options.rate_limit, "samples": total, "todo": todo, "trompe": identity["trompe"],

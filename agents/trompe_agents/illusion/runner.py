@@ -27,7 +27,7 @@ from ..datasets.base import Sample
 from ..datasets.content import Cache, sample_digest
 from ..failures import DISK_KINDS, WRITE_ERRNOS
 from ..records import SampleResult
-from ..statefiles import AppendLog
+from ..runfolder import RunFolder
 from ..toolclient import ToolClient
 from .agent import AgentConfig, IllusionAgent
 from .answering import answer_one
@@ -126,7 +126,7 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
     first: list[SampleResult] = []  # this invocation's first records, until one is answered or they agree
     delivered = 0
 
-    with AppendLog(path) as results:
+    with RunFolder(out).log(RESULTS) as results:  # whole lines, never through a link (runfolder.py)
         def record(entry: SampleResult) -> None:
             nonlocal delivered
             entry = replace(entry, content=digests[entry.id], **stamp)  # joins match on id and content

@@ -36,6 +36,7 @@ from ..cliopts import (
     toolclient_from_args,
 )
 from ..stopping import exit_status, run_stoppable
+from ..runfolder import RunFolder
 from ..statefiles import read_json, write_atomic, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
@@ -206,11 +207,12 @@ def _add_common(parser: argparse.ArgumentParser, limit: bool = False) -> None:
     add_server_args(parser)
 
 
-def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None):
+def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None,
+          images_anywhere: bool = False):
     """The dataset's samples; unlabelled ones (e.g. BLINK test rows) are counted here and dropped by the task."""
     from ..datasets import load_dataset
 
-    dataset = load_dataset(path, format=fmt, images_root=images_root, split=split)
+    dataset = load_dataset(path, format=fmt, images_root=images_root, split=split, images_anywhere=images_anywhere)
     print(f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}", file=sys.stderr)
     return list(dataset)
 
@@ -262,7 +264,8 @@ async def _explore(args: argparse.Namespace) -> int:
                                repeats=args.repeats, max_unusable=args.max_unusable)
         run = {"task": args.task, "task_description": args.task_description, "dev": str(args.dev),
                "format": args.format, "images_root": str(args.images_root) if args.images_root else None,
-               "split": args.split, "dev_size": args.dev_size, "seed": args.seed, "strategy": args.strategy,
+               "images_anywhere": args.images_anywhere, "split": args.split, "dev_size": args.dev_size,
+               "seed": args.seed, "strategy": args.strategy,
                "config": config.to_json()}
     for role in DEFAULT_BACKENDS:  # the models this session really uses
         run[role] = {"backend": getattr(args, f"{role}_backend"), "model": getattr(args, f"{role}_model"),
@@ -271,7 +274,8 @@ async def _explore(args: argparse.Namespace) -> int:
     config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
-    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split")))
+    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split"),
+                                 run.get("images_anywhere") or args.images_anywhere))
     dev = (_same_dev(samples, run["dev_ids"], run.get("dev_content")) if args.resume and run.get("dev_ids")
            else choose_dev(samples, run["dev_size"], run["seed"]))
     run["dev_ids"] = [s.id for s in dev]
@@ -304,7 +308,7 @@ async def _explore(args: argparse.Namespace) -> int:
         finally:
             await sandbox.close()
             await _close(explorer, target)
-    resolve(args.out).save(args.out / "best")
+    resolve(args.out).save(RunFolder(args.out) / "best")
     print(f"best dev accuracy {best.reward:.3f} (node {best.id}: {best.idea})")
     print(f"visual prompt saved in {args.out / 'best'}; view the run with: sevex show {args.out}")
     return OK
@@ -315,7 +319,7 @@ async def _apply(args: argparse.Namespace) -> int:
     print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
-    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split))
+    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split, args.images_anywhere))
     samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
                            prompt.meta.get("dev_content"))[: args.limit]
     target = _backend(args, "target")
@@ -332,7 +336,7 @@ async def _apply(args: argparse.Namespace) -> int:
             await sandbox.close()
             await _close(target)
     out = args.out or args.source / apply_name(args.dataset, args.split, args.node)
-    write_results(out, outcomes)
+    write_results(RunFolder(out.parent), out.name, outcomes)
     if args.chosen:  # the preset and every difference said, beside the results they qualify
         write_json_atomic(preset_file(out), args.chosen.record())
     else:  # an earlier --preset apply's record would describe these results wrongly

@@ -7,7 +7,6 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from itertools import zip_longest
-from pathlib import Path
 from string import Template
 from typing import Protocol
 
@@ -16,7 +15,7 @@ from trompe_prompts import read_prompt
 from ..backends.base import Backend
 from ..datasets.base import Sample
 from ..loop import run_agent
-from ..statefiles import write_atomic
+from ..runfolder import RunFolder
 from ..toolclient import ToolClient
 from .outcome import Outcome, OutcomeKind
 from .sandbox import Sandbox
@@ -131,16 +130,16 @@ class Runner:
                        scored.kind or (OutcomeKind.OK if result.stop == "answer" else result.stop), result.usage)
 
 
-def write_results(path: Path, outcomes: list[Outcome]) -> None:
+def write_results(folder: RunFolder, name: str, outcomes: list[Outcome]) -> None:
     """One JSON line per outcome (`Outcome.to_json`), replaced whole: a kill leaves the old file or the new."""
-    write_atomic(path, "".join(json.dumps(o.to_json()) + "\n" for o in outcomes))
+    folder.write_atomic(name, "".join(json.dumps(o.to_json()) + "\n" for o in outcomes))
 
 
 def accuracy(outcomes: list[Outcome]) -> float:
     return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else 0.0
 
 
-def representatives(runs: list[list[Outcome]], folder: Path, per_kind: int = 2) -> list[str]:
+def representatives(runs: list[list[Outcome]], folder: RunFolder, per_kind: int = 2) -> list[str]:
     """Save a few successes' and failures' LVLM inputs (every image the program sent), taken in turn from each
     run of the node (--repeats), so the analyst sees all runs, not only the first; not all images."""
     chosen = []
@@ -149,13 +148,12 @@ def representatives(runs: list[list[Outcome]], folder: Path, per_kind: int = 2) 
         turns = [pair for group in zip_longest(*pools) for pair in group if pair]
         chosen += turns[:per_kind]
     paths = []
-    folder.mkdir(parents=True, exist_ok=True)
     for r, o in chosen:
         run = f"_run{r + 1}" if len(runs) > 1 else ""
         for k, image in enumerate(o.images[:len(INPUT_NAMES)]):
-            path = folder / f"{'ok' if o.correct else 'fail'}{run}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
-            path.write_bytes(image)
-            paths.append(str(path))
+            name = f"{'ok' if o.correct else 'fail'}{run}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
+            folder.write_bytes(name, image)
+            paths.append(str(folder.path / name))
     return paths
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
@@ -13,6 +12,8 @@ from tqdm import tqdm
 
 from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
+from ..runfolder import RunFolder
+from ..statefiles import read_json
 from .evaluate import INPUT_NAMES, Runner, accuracy, representatives, write_results
 from .outcome import Outcome
 from .roles import Costs, RoleError, Roles
@@ -54,8 +55,8 @@ class Explorer:
         write_json_atomic(self.out / "tree.json", tree)
 
     def _restore(self) -> None:
-        state = json.loads((self.out / "state.json").read_text())
-        tree = state.get("tree") or json.loads((self.out / "tree.json").read_text())
+        state = read_json(self.out / "state.json")
+        tree = state.get("tree") or read_json(self.out / "tree.json")
         self.tree = Tree.from_json(tree)
         self.iteration, self.history = state["iteration"], state["history"]
         self.selections = state.get("selections", [])
@@ -142,7 +143,7 @@ class Explorer:
 
     def record(self, node: Node, runs: list[list[Outcome]]) -> None:
         """The node's reward is the mean accuracy of its runs; results.jsonl (results_run2.jsonl, ...) per run."""
-        folder = self.out / "nodes" / str(node.id)
+        folder = RunFolder(self.out) / "nodes" / str(node.id)  # opened without following links (runfolder.py)
         accuracies = [accuracy(run) for run in runs]
         results = [o.summary() | ({"run": r + 1} if len(runs) > 1 else {}) for r, run in enumerate(runs)
                    for o in run]
@@ -150,7 +151,7 @@ class Explorer:
                                      runs=accuracies)
         node.iteration = self.iteration
         for r, run in enumerate(runs):
-            write_results(folder / ("results.jsonl" if r == 0 else f"results_run{r + 1}.jsonl"), run)
+            write_results(folder, "results.jsonl" if r == 0 else f"results_run{r + 1}.jsonl", run)
         usage = sum((o.usage for run in runs for o in run), Usage())
         self.roles.costs.add("target", "execution", self.iteration, usage)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..statefiles import write_atomic, write_json_atomic
+from ..runfolder import RunFolder
 from .tree import Implementation, Node, Tree
 
 CODE_FILE, PROMPT_FILE, META_FILE = "visual_prompt.py", "prompt.md", "meta.json"
@@ -18,15 +18,16 @@ class PromptDir:
     implementation: Implementation | None  # no code: an agent-loop prompt (SketchPad, APE); None: SketchPad's
     meta: dict[str, Any]
 
-    def save(self, folder: Path) -> Path:
-        """Each file replaced whole, meta.json last: a kill leaves every file either old or new, never torn."""
-        folder.mkdir(parents=True, exist_ok=True)
+    def save(self, folder: RunFolder | Path) -> Path:
+        """Each file replaced whole, meta.json last: a kill leaves every file either old or new, never torn; in a
+        run folder (a RunFolder), nothing is written through a link."""
+        folder = RunFolder.of(folder)
         if self.implementation:
             if self.implementation.code:
-                write_atomic(folder / CODE_FILE, self.implementation.code)
-            write_atomic(folder / PROMPT_FILE, self.implementation.prompt)
-        write_json_atomic(folder / META_FILE, self.meta, indent=1)
-        return folder
+                folder.write_atomic(CODE_FILE, self.implementation.code)
+            folder.write_atomic(PROMPT_FILE, self.implementation.prompt)
+        folder.write_json(META_FILE, self.meta, indent=1)
+        return folder.path
 
     @classmethod
     def load(cls, folder: Path) -> PromptDir:

@@ -148,13 +148,15 @@ class FakeVendor:
     """A scripted vendor API on 127.0.0.1; see the module docstring."""
 
     def __init__(self, kind: str, script: Script | None = None, *, latency: float = 0.0,
-                 faults: dict[str, list[str]] | None = None, drip: float = 0.0, batch_polls: int = 1):
+                 faults: dict[str, list[str]] | None = None, drip: float = 0.0, batch_polls: int = 1,
+                 redirect: str | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         self.kind = kind
         self.script = script if script is not None else [final('{"answer": "yes"}')]
         self.latency = latency
         self.drip = drip  # seconds between the bytes of a reply body (a server that sends it a byte at a time)
+        self.redirect = redirect  # every POST answered 307 to this address + its path (a hijacked endpoint)
         self.faults = {m: list(f) for m, f in (faults or {}).items()}
         self.requests: list[Recorded] = []
         self.responses: list[dict[str, Any]] = []  # every 200 body sent, in order (the usage the vendor bills)
@@ -223,6 +225,8 @@ class FakeVendor:
                 n, self.replies = self.replies, self.replies + 1
         if self.latency:
             time.sleep(self.latency)
+        if self.redirect is not None:  # RFC 9110 section 15.4.8: the client may repeat the POST at Location
+            return 307, {"Location": self.redirect + path}, {}
         if fault is not None:
             return error_reply(self.kind, fault)
         if refused is not None:
