@@ -32,6 +32,7 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
             "question": sample.question, "choices": sample.choices, "images": [str(p) for p in sample.images],
             "label": sample.answer, "category": sample.category,
             "family": meta.get("family"), "magnitude": meta.get("magnitude"),
+            "magnitude_unit": meta.get("magnitude_unit"),
             "counterfactual": meta.get("counterfactual"), "trace": str(directory.relative_to(out)),
             "model": agent.backend.model, "keys": metric_keys(meta),
             "answer_type": kind.describe() if kind else None,
