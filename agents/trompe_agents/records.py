@@ -117,6 +117,7 @@ class SampleResult:
     category: str | None = field(default=None, metadata={"read": _text})
     family: str | None = field(default=None, metadata={"read": _text})  # probe family
     magnitude: float | None = field(default=None, metadata={"read": _number})  # probe effect size
+    magnitude_unit: str | None = field(default=None, metadata={"read": _text})  # what the magnitude measures
     counterfactual: bool | None = field(default=None, metadata={"read": _flag})  # probe drawn for real
     trace: str | None = field(default=None, metadata={"read": _text})  # the trace folder, relative to the run
     model: str | None = field(default=None, metadata={"read": _text})

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pyarrow.csv
@@ -92,7 +93,7 @@ def test_every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_setting
         width, height = (int(v) for v in re.search(r"width='(\d+)' height='(\d+)'", svg).groups())
         assert Image.open(path.with_suffix(".png")).size == (2 * width, 2 * height)  # the same chart as a PNG
     psycho = (plots / "psychometric-ebbinghaus.svg").read_text()
-    assert "effect strength drawn (magnitude; 0: genuine illusion)" in psycho
+    assert "effect strength drawn (size difference, fraction of the mean; 0: genuine illusion)" in psycho
     assert "illusion-consistent answers (%)" in psycho
     assert re.findall(r"class='y-tick'[^>]*>([^<]+)<", psycho) == ["0%", "25%", "50%", "75%", "100%"]
     legend = re.search(r"<g class='legend'>(.*?)</g>", psycho).group(1)
@@ -146,3 +147,17 @@ def test_the_shell_pipeline_and_a_dataframe_read_work_on_a_fresh_offline_run(pro
     assert done.returncode == 0, done.stderr[-3000:]
     total, columns = done.stdout.splitlines()[-2:]
     assert total == "8" and tuple(columns.split(",")) == CSV_COLUMNS
+
+
+def test_each_psychometric_x_axis_names_its_familys_unit(probe_dir, tmp_path, capsys):
+    """Zöllner's magnitudes are degrees, Ebbinghaus's a fraction of the mean size: the x title says which."""
+    from trompe_agents.probes.base import registered_families
+
+    families = registered_families()
+    assert all(f.unit for f in families.values() if f.suite == "illusions")  # every illusion family has one
+    out = tmp_path / "run"
+    run_and_report(probe_dir, out, capsys)
+    for svg in (out / "report" / "plots").glob("psychometric-*.svg"):
+        family = svg.stem.removeprefix("psychometric-")
+        title = re.search(r"class='axis-title x-title'[^>]*>([^<]*)<", svg.read_text()).group(1)
+        assert title == f"effect strength drawn ({escape(families[family].unit)}; 0: genuine illusion)"

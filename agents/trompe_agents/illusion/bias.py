@@ -73,8 +73,14 @@ def psychometric_svg(family: str, split: dict[bool, list[SampleResult]]) -> str:
         series.append(Series(name, colour, points, line=cf))
     return xy_chart(series, chart_id=f"psychometric-{family}", css="psychometric",
                     extra=f"data-family='{escape(family)}' ",
-                    title=f"{family}: illusion-consistent answers", x_title="effect strength drawn (magnitude; 0: "
-                    "genuine illusion)", y_title="illusion-consistent answers (%)")
+                    title=f"{family}: illusion-consistent answers",
+                    x_title=f"effect strength drawn ({unit_of(split)}; 0: genuine illusion)",
+                    y_title="illusion-consistent answers (%)")
+
+
+def unit_of(split: dict[bool, list[dict[str, Any]]]) -> str:
+    """What the family's magnitude measures, as its probes recorded it (older probe sets: 'magnitude')."""
+    return next((r.magnitude_unit for rs in split.values() for r in rs if r.magnitude_unit), "magnitude")
 
 
 def bias_section(records: list[SampleResult]) -> str:

@@ -156,7 +156,7 @@ def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: s
         return "<p class='muted'>nothing to plot</p>"
     top = top or max(values.values()) or 1.0
     row, left, right, head = 22, 170, width - 80, 24
-    bottom = head + max(row * len(values), title_length(y_title))  # one bar still leaves room for the y title
+    bottom = head + max(row * len(values), math.ceil(title_length(y_title)))  # one bar leaves room for the y title
     height = bottom + 48
     parts = [_svg(chart_id, "chart", width, height, title)]
     for value in nice_ticks(0.0, top, 5):

@@ -41,6 +41,7 @@ class Family:
     description: str
     make: Maker
     magnitudes: tuple[float, ...] = (1.0,)  # graded counterfactual strengths, weakest first
+    unit: str = ""  # what a magnitude measures, for a plot's axis ("degrees between neighbouring lines")
 
 
 FAMILIES: dict[str, Family] = {}  # the built-in families, filled by @family as their modules are imported
@@ -59,13 +60,13 @@ def registered_families() -> dict[str, Family]:
 
 
 def family(name: str, suite: str, category: str, description: str,
-           magnitudes: tuple[float, ...] = (1.0,)) -> Callable[[Maker], Maker]:
+           magnitudes: tuple[float, ...] = (1.0,), unit: str = "") -> Callable[[Maker], Maker]:
     """Register a generator under a family name."""
 
     def decorate(make: Maker) -> Maker:
         if name in FAMILIES:
             raise ValueError(f"probe family {name!r} registered twice")
-        FAMILIES[name] = Family(name, suite, category, description, make, magnitudes)
+        FAMILIES[name] = Family(name, suite, category, description, make, magnitudes, unit)
         return make
 
     return decorate

@@ -111,8 +111,8 @@ def generate(suite: str, families: Sequence[str] | None = None, n: int = 100, se
         image = out / "images" / f"{sample_id}{ext}"
         image.write_bytes(data)
         metadata = {"family": probe.family, "suite": fam.suite, "counterfactual": probe.counterfactual,
-                    "magnitude": probe.magnitude, "seed": seed, "index": i, "size": size,
-                    "jpeg_quality": jpeg_quality, "params": probe.params}
+                    "magnitude": probe.magnitude, "magnitude_unit": fam.unit or None, "seed": seed, "index": i,
+                    "size": size, "jpeg_quality": jpeg_quality, "params": probe.params}
         samples.append(Sample(id=sample_id, images=[image], question=probe.question, answer=probe.answer,
                               choices=probe.choices, category=probe.category,
                               metadata=json.loads(json.dumps(metadata, default=_plain))))

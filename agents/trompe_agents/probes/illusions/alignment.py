@@ -11,9 +11,10 @@ from trompe_agents.probes.illusions.common import ask_property, finish, signed, 
 from trompe_agents.probes.illusions.render import Canvas, Polygon, segment
 
 OFFSET_STEPS = (0.015, 0.03, 0.06, 0.1)  # vertical offset of the right segment, as a fraction of the size
+OFFSET_UNIT = "offset, fraction of the image size"  # what the magnitude axis of its families' plots measures
 
 
-@family("poggendorff", suite="illusions", category="alignment", magnitudes=OFFSET_STEPS,
+@family("poggendorff", suite="illusions", category="alignment", magnitudes=OFFSET_STEPS, unit=OFFSET_UNIT,
         description="A straight diagonal line hidden behind a vertical bar (its parts look misaligned); "
                     "counterfactual: the right part is shifted vertically by `magnitude` × size.")
 def poggendorff(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:

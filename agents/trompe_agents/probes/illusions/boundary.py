@@ -13,6 +13,7 @@ from trompe_agents.probes.illusions.common import ask_property, finish, landscap
 from trompe_agents.probes.illusions.render import Canvas
 
 MERGE_STEPS = (1.0, 2.0)  # how many neighbouring pairs of strips share one value
+MERGE_UNIT = "neighbouring strip pairs merged"  # what the magnitude axis of its families' plots measures
 AFFIRM = ("The ticks split the picture into {n} {orientation} strips of equal {extent}. Is each strip a different "
           "shade from the strips next to it?",
           "There are {n} equal-{extent} {orientation} strips, marked by the ticks. Is there an edge between every "
@@ -62,14 +63,14 @@ def staircase(name: str, rng: np.random.Generator, size: int, counterfactual: bo
         "orientation": "horizontal" if horizontal else "vertical"})
 
 
-@family("chevreul", suite="illusions", category="boundary", magnitudes=MERGE_STEPS,
+@family("chevreul", suite="illusions", category="boundary", magnitudes=MERGE_STEPS, unit=MERGE_UNIT,
         description="A staircase of equal-width vertical grey strips, each a different flat shade (edges look "
                     "scalloped); counterfactual: `magnitude` neighbouring pairs share a shade, so no edge there.")
 def chevreul(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
     return staircase("chevreul", rng, size, counterfactual, magnitude, horizontal=False)
 
 
-@family("chevreul_horizontal", suite="illusions", category="boundary", magnitudes=MERGE_STEPS,
+@family("chevreul_horizontal", suite="illusions", category="boundary", magnitudes=MERGE_STEPS, unit=MERGE_UNIT,
         description="The Chevreul staircase turned a quarter: equal-height horizontal strips stacked top to "
                     "bottom, ticks on the right; counterfactual: `magnitude` neighbouring pairs share a shade.")
 def chevreul_horizontal(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:

@@ -16,6 +16,7 @@ from trompe_agents.probes.illusions.common import (
 from trompe_agents.probes.illusions.render import Canvas, Disc
 
 SHADE_STEPS = (0.02, 0.05, 0.1, 0.2)  # difference between the compared values, as a fraction of 255
+SHADE_UNIT = "difference, fraction of 255"  # what the magnitude axis of its families' plots measures
 MAX_SHADE = max(SHADE_STEPS)
 
 
@@ -44,7 +45,7 @@ SHADE_SIDES = {
 }
 
 
-@family("simultaneous_contrast", suite="illusions", category="colour", magnitudes=SHADE_STEPS,
+@family("simultaneous_contrast", suite="illusions", category="colour", magnitudes=SHADE_STEPS, unit=SHADE_UNIT,
         description="Two equal grey squares on a dark and a light background (they look different); "
                     "counterfactual: their greys differ by `magnitude` × 255.")
 def simultaneous_contrast(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -75,7 +76,7 @@ def simultaneous_contrast(rng: np.random.Generator, size: int, counterfactual: b
         "changed": changed, "sign": sign})
 
 
-@family("whites", suite="illusions", category="colour", magnitudes=SHADE_STEPS,
+@family("whites", suite="illusions", category="colour", magnitudes=SHADE_STEPS, unit=SHADE_UNIT,
         description="White's illusion: equal grey bars set into black stripes on one side and white stripes "
                     "on the other; counterfactual: the two sides' greys differ by `magnitude` × 255.")
 def whites(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -108,7 +109,7 @@ def whites(rng: np.random.Generator, size: int, counterfactual: bool, magnitude:
         "black_side": black_side, "bars": bars, "changed": changed, "sign": sign})
 
 
-@family("cornsweet", suite="illusions", category="colour", magnitudes=SHADE_STEPS,
+@family("cornsweet", suite="illusions", category="colour", magnitudes=SHADE_STEPS, unit=SHADE_UNIT,
         description="Two equal grey halves meeting at an edge with opposite ramps (one looks lighter); "
                     "counterfactual: the flat parts of the halves differ by `magnitude` × 255.")
 def cornsweet(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -136,7 +137,7 @@ def cornsweet(rng: np.random.Generator, size: int, counterfactual: bool, magnitu
         "levels": levels, "ramp": ramp, "swing": swing, "edge_x": mid, "changed": changed, "sign": sign})
 
 
-@family("colour_circles", suite="illusions", category="colour", magnitudes=SHADE_STEPS,
+@family("colour_circles", suite="illusions", category="colour", magnitudes=SHADE_STEPS, unit=SHADE_UNIT,
         description="Two circles of one colour on two different coloured surrounds (they look different); "
                     "counterfactual: one channel of one circle differs by `magnitude` × 255.")
 def colour_circles(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:

@@ -11,7 +11,7 @@ from trompe_agents.probes.illusions.common import (
     ask_comparison, finish, ink, landscape, pick, scaled_pair, signed, strength, target_colour,
 )
 from trompe_agents.probes.illusions.render import Canvas, Disc, Point, Polygon, segment, stroke
-from trompe_agents.probes.illusions.size import MAX_STEP, SIZE_STEPS
+from trompe_agents.probes.illusions.size import MAX_STEP, SIZE_STEPS, SIZE_UNIT
 
 LENGTH_QUESTIONS = {
     "same": ("Are the two {colour} lines the same length?",
@@ -33,7 +33,7 @@ def fins(vertex: Point, direction: int, length: float, angle: float, width: floa
     return stroke([(x + dx, y - dy), vertex, (x + dx, y + dy)], width)
 
 
-@family("muller_lyer", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
+@family("muller_lyer", suite="illusions", category="line length", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="Two equal shafts, one with inward and one with outward fins; counterfactual: their "
                     "lengths differ by `magnitude` (relative to their mean).")
 def muller_lyer(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -65,7 +65,7 @@ def muller_lyer(rng: np.random.Generator, size: int, counterfactual: bool, magni
         "colour": colour_name, "larger": larger})
 
 
-@family("muller_lyer_markers", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
+@family("muller_lyer_markers", suite="illusions", category="line length", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="Brentano's form: markers A, B, C on one line with fins; AB equals BC; counterfactual: "
                     "B moves so AB and BC differ by `magnitude` (relative to their mean).")
 def muller_lyer_markers(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -102,7 +102,7 @@ def muller_lyer_markers(rng: np.random.Generator, size: int, counterfactual: boo
         "larger": larger})
 
 
-@family("ponzo", suite="illusions", category="line length", magnitudes=SIZE_STEPS,
+@family("ponzo", suite="illusions", category="line length", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="Two equal bars between converging rails, one where they are close and one where they are "
                     "far apart; counterfactual: bar lengths differ by `magnitude` (relative to their mean).")
 def ponzo(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:

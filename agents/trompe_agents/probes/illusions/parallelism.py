@@ -13,10 +13,11 @@ from trompe_agents.probes.illusions.common import (
 from trompe_agents.probes.illusions.render import Canvas, Polygon, segment
 
 TILT_STEPS = (1.0, 2.0, 4.0, 8.0)  # angle in degrees between neighbouring lines
+TILT_UNIT = "degrees between neighbouring lines"  # what the magnitude axis of its families' plots measures
 MAX_TILT = max(TILT_STEPS)
 
 
-@family("zollner", suite="illusions", category="parallelism", magnitudes=TILT_STEPS,
+@family("zollner", suite="illusions", category="parallelism", magnitudes=TILT_STEPS, unit=TILT_UNIT,
         description="Parallel vertical lines crossed by short hatches that alternate in slant (they look "
                     "tilted); counterfactual: neighbouring lines really differ by `magnitude` degrees.")
 def zollner(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -61,7 +62,7 @@ def zollner(rng: np.random.Generator, size: int, counterfactual: bool, magnitude
         "first_slant": first, "hatch_width": hatch_w, "hatch_ink": hatch_ink, "colour": colour_name})
 
 
-@family("cafe_wall", suite="illusions", category="parallelism", magnitudes=TILT_STEPS,
+@family("cafe_wall", suite="illusions", category="parallelism", magnitudes=TILT_STEPS, unit=TILT_UNIT,
         description="Rows of black and white tiles offset by half a tile, separated by straight grey mortar "
                     "lines (they look wedged); counterfactual: neighbouring mortar lines differ by `magnitude` "
                     "degrees.")

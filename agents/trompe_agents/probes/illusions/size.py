@@ -13,6 +13,7 @@ from trompe_agents.probes.illusions.common import (
 from trompe_agents.probes.illusions.render import Canvas, Disc, Polygon, regular_polygon
 
 SIZE_STEPS = (0.05, 0.1, 0.2, 0.3)  # difference between the two targets relative to their mean
+SIZE_UNIT = "size difference, fraction of the mean"  # what the magnitude axis of its families' plots measures
 MAX_STEP = max(SIZE_STEPS)
 
 CIRCLE_QUESTIONS = {
@@ -39,7 +40,7 @@ def ring_of(centre: tuple[int, int], distance: float, radius: float, count: int,
                   cy + distance * math.sin(phase + 2 * math.pi * k / count)), radius) for k in range(count)]
 
 
-@family("ebbinghaus", suite="illusions", category="size", magnitudes=SIZE_STEPS,
+@family("ebbinghaus", suite="illusions", category="size", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="Two equal circles, one ringed by large circles and one by small ones; counterfactual: "
                     "their radii differ by `magnitude` (relative to their mean).")
 def ebbinghaus(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -70,7 +71,7 @@ def ebbinghaus(rng: np.random.Generator, size: int, counterfactual: bool, magnit
         "phase": phase, "colour": colour_name, "larger": larger})
 
 
-@family("delboeuf", suite="illusions", category="size", magnitudes=SIZE_STEPS,
+@family("delboeuf", suite="illusions", category="size", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="Two equal discs, one inside a close ring and one inside a wide ring; counterfactual: their "
                     "radii differ by `magnitude` (relative to their mean).")
 def delboeuf(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -108,7 +109,7 @@ def irradiation_shape(kind: str, centre: tuple[int, int], extent: float) -> Poly
     return regular_polygon(centre, circumradius, 5)
 
 
-@family("irradiation", suite="illusions", category="size", magnitudes=SIZE_STEPS,
+@family("irradiation", suite="illusions", category="size", magnitudes=SIZE_STEPS, unit=SIZE_UNIT,
         description="A white shape on black beside an equal black shape on white; counterfactual: their sides "
                     "differ by `magnitude` (relative to their mean).")
 def irradiation(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:

@@ -11,6 +11,7 @@ from trompe_agents.probes.illusions.common import ask_property, finish, ink, sig
 from trompe_agents.probes.illusions.render import Canvas, Disc, Polygon, bowed, segment, stroke
 
 BEND_STEPS = (0.01, 0.02, 0.04, 0.08)  # sagitta of the bend as a fraction of the line's length
+BEND_UNIT = "bend, fraction of the line's length"  # what the magnitude axis of its families' plots measures
 MAX_BEND = max(BEND_STEPS)
 
 LINE_QUESTIONS = {
@@ -59,7 +60,7 @@ def two_lines(rng: np.random.Generator, name: str, size: int, counterfactual: bo
         "ray_width": ray, "ray_ink": ray_ink, "colour": colour_name})
 
 
-@family("hering", suite="illusions", category="straightness", magnitudes=BEND_STEPS,
+@family("hering", suite="illusions", category="straightness", magnitudes=BEND_STEPS, unit=BEND_UNIT,
         description="Two straight parallel lines over rays from the centre (they look bowed outwards); "
                     "counterfactual: the lines really bow, sagitta `magnitude` × length.")
 def hering(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -68,7 +69,7 @@ def hering(rng: np.random.Generator, size: int, counterfactual: bool, magnitude:
     return two_lines(rng, "hering", size, counterfactual, magnitude, [(size / 2, size / 2)], angles)
 
 
-@family("wundt", suite="illusions", category="straightness", magnitudes=BEND_STEPS,
+@family("wundt", suite="illusions", category="straightness", magnitudes=BEND_STEPS, unit=BEND_UNIT,
         description="Two straight parallel lines over rays converging on points left and right (they look "
                     "bowed inwards); counterfactual: the lines really bow, sagitta `magnitude` × length.")
 def wundt(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
@@ -79,7 +80,7 @@ def wundt(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: 
                      [(-size * 0.05, size / 2), (size * 1.05, size / 2)], angles)
 
 
-@family("orbison", suite="illusions", category="straightness", magnitudes=BEND_STEPS,
+@family("orbison", suite="illusions", category="straightness", magnitudes=BEND_STEPS, unit=BEND_UNIT,
         description="A square over concentric circles (its sides look bent); counterfactual: the sides really "
                     "bow, sagitta `magnitude` × side.")
 def orbison(rng: np.random.Generator, size: int, counterfactual: bool, magnitude: float) -> Probe:
