@@ -1,8 +1,7 @@
 """`redis+s3`: an image whose object reached the bucket but whose record Redis then refused or never got leaves
 no object behind (the call fails as the registry's failure and nothing is kept), one whose record Redis stored
-but whose reply was lost keeps its object, on a real redis-server and a
-real S3-compatible server (s3kit.py); an object a killed replica left between the two writes goes with its
-session."""
+but whose reply was lost keeps its object, on a real redis-server and a real S3-compatible server (s3kit.py); an
+object a killed replica left between the two writes goes with its session."""
 
 from __future__ import annotations
 
