@@ -11,8 +11,11 @@ from __future__ import annotations
 import pytest
 
 from runlines import results
+from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.metrics import benchmark_metrics, metric_keys, summary_line
-from trompe_agents.testing.dataset_files import hallusion_items
+from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.records import SampleResult
+from trompe_agents.testing.dataset_files import hallusion_items, hallusion_set_items, write_hallusionbench
 
 
 def hallusion_records(answers: list[str | None]) -> list[dict]:
@@ -39,6 +42,25 @@ def test_hallusionbench_official_groups_pairs_and_figures():
     answers = ["yes", "yes", "no", "yes", "no", "yes", "no", "yes"]  # gold: no yes no yes ...
     m = hallusionbench(hallusion_records(answers))
     assert m.headline == pytest.approx({"aAcc": 7 / 8, "qAcc": 5 / 6, "fAcc": 5 / 6})
+
+
+@pytest.mark.parametrize("scorer", ["official", "lmms-eval", "vlmevalkit"])
+def test_hallusionbench_groups_by_question_and_by_figure_within_a_set_not_by_set(tmp_path, scorer):
+    """Two sets of two questions asked of two figures each, loaded from HallusionBench.json as a run loads it.
+    Set 0's question 1 is answered wrong on figure 1, all else right: of the question groups (set, question) one
+    of four fails (qAcc 3/4), of the figure groups (set, figure) one of four (fAcc 3/4); grouped by set alone
+    either would be 1/2."""
+    samples = list(load_dataset(write_hallusionbench(tmp_path, 0, hallusion_set_items(2))))
+    records = []
+    for sample in samples:
+        keys = metric_keys(sample.metadata)
+        wrong = (keys["set_id"], keys["question_id"], keys["figure_id"]) == ("0", "1", "1")
+        answer = {"yes": "no", "no": "yes"}[sample.answer] if wrong else sample.answer
+        records.append(SampleResult.of_sample(sample.id, label=sample.answer, keys=keys).with_answer(
+            answer, "main", is_correct(answer, sample.answer, 1, None)))
+    assert len(records) == 8 and sum(r.right for r in records) == 7
+    assert benchmark_metrics("hallusionbench", records, scorer).headline == pytest.approx(
+        {"aAcc": 7 / 8, "qAcc": 3 / 4, "fAcc": 3 / 4})
 
 
 def test_hallusionbench_uncertain_counts_right_only_for_a_vs_question_without_figure():

@@ -24,3 +24,8 @@ def yes_but_one_fails(messages, tools):
     if any(PLANTED_IN in m.text for m in messages if m.role == "user"):
         raise PlantedFailure(os.environ["TROMPE_TEST_PLANTED_KIND"])
     return {"reasons": "they look the same", "answer": "yes"}
+
+
+def every_sample_fails(messages, tools):
+    """Every sample fails with the planted kind, as a run on a bad key or a spent account does."""
+    raise PlantedFailure(os.environ["TROMPE_TEST_PLANTED_KIND"])

@@ -14,8 +14,10 @@ import re
 
 import pytest
 
+from errorkinds import stops_run
 from trompe_agents.failures import ErrorKind
-from trompe_agents.illusion.cli import main
+from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_STOPPED, main
+from trompe_agents.illusion.runner import STOP_AFTER
 from runlines import written
 from trompe_agents.records import SampleResult
 
@@ -65,3 +67,23 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     score = json.loads((tmp_path / "score.json").read_text())
     assert score["counts"] == {"records": 8, "scored": 8, "failed": 1, "unlabelled": 0}
     assert "8 scored, 1 of them failed" in score["summary"]
+
+
+@pytest.mark.parametrize("kind", list(ErrorKind))
+def test_a_run_stops_early_exactly_for_the_kinds_that_stop_a_run(kind, probe_dir, probes, tmp_path, capsys,
+                                                                 monkeypatch):
+    """Every sample failing alike: a kind that would fail every later sample (a bad key, a spent account) stops
+    the run after the first samples, so the rest are not sent at the vendor's expense; any other kind is tried on
+    every sample."""
+    monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
+    out = tmp_path / "run"
+    code = main(["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function", "--model",
+                 "planted_failures:every_sample_fails", "--no-tools", "--no-progress", "--concurrency", "1"])
+    err = capsys.readouterr().err
+    records = written(out)
+    assert all(SampleResult.from_json(r).failure == kind for r in records.values())
+    if stops_run(kind.value):  # as the table says, not as the code under test says
+        assert (code, len(records)) == (EXIT_STOPPED, STOP_AFTER) and STOP_AFTER < len(probes)
+        assert f"the first {STOP_AFTER} samples failed with the same error" in err
+    else:
+        assert (code, len(records)) == (EXIT_FAILED, len(probes))

@@ -189,3 +189,31 @@ def test_an_unknown_image_in_an_empty_session_says_it_has_none(make_app):
     session = registry.create_session()
     with pytest.raises(ToolInputError, match=r"^image: unknown image 'img_009'; this session has: none$"):
         registry.record(session, "img_009")
+
+
+@pytest.mark.parametrize(("written", "value"), [("2048", 2048), ("3KiB", 3 * 1024), ("1.5KiB", 1536),
+                                                ("2MiB", 2 * 1024 * 1024), ("1GiB", 1024 ** 3)])
+def test_each_unit_is_a_power_of_1024(monkeypatch, written, value):
+    """KiB, MiB and GiB are 1024, 1024² and 1024³ bytes (IEC), as a flag and as an environment setting."""
+    assert config_from_args(build_parser().parse_args(["--max-source-bytes", written])).limits.max_source_bytes == \
+        value
+    monkeypatch.setenv("TROMPE_MAX_SOURCE_BYTES", written)
+    assert config_from_args(build_parser().parse_args([])).limits.max_source_bytes == value
+
+
+async def test_a_file_of_exactly_2kib_is_read_under_a_2kib_limit_and_one_byte_more_is_refused(make_app, tmp_path):
+    """Where 1000 vs 1024 matters: with `--max-source-bytes 2KiB` a 2048-byte file opens, a 2049-byte one does
+    not (a PNG padded after its IEND chunk, which decoders ignore)."""
+    limits = config_from_args(build_parser().parse_args(["--max-source-bytes", "2KiB"])).limits
+    png = tmp_path / "small.png"
+    gradient(16, 12).save(png)
+    body = png.read_bytes()
+    assert len(body) < 2000
+    at, over = tmp_path / "at.png", tmp_path / "over.png"
+    at.write_bytes(body + bytes(2048 - len(body)))
+    over.write_bytes(body + bytes(2049 - len(body)))
+    async with Client(make_app(limits).mcp) as client:
+        result = await client.call_tool("open_session", {"source": str(at)})
+        assert not result.is_error, result.content[0].text
+        refused = await client.call_tool("open_session", {"source": str(over)})
+        assert refused.is_error and "file is 2049 bytes, over the 2048 byte limit" in refused.content[0].text

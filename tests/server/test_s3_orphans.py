@@ -1,7 +1,7 @@
 """`redis+s3`: an image whose object reached the bucket but whose record Redis then refused or never got leaves
-no object behind (the call fails as the registry's failure and nothing is kept), on a real redis-server and a
-real S3-compatible server (s3kit.py); an object a killed replica left between the two writes goes with its
-session."""
+no object behind (the call fails as the registry's failure and nothing is kept), one whose record Redis stored
+but whose reply was lost keeps its object, on a real redis-server and a real S3-compatible server (s3kit.py); an
+object a killed replica left between the two writes goes with its session."""
 
 from __future__ import annotations
 
@@ -71,3 +71,34 @@ def test_an_image_whose_redis_dies_after_the_upload_leaves_no_object(registry, o
     with pytest.raises(RegistryUnavailable, match="is unreachable"):
         crop(registry, session)
     assert objects(s3_server, bucket, session) == original
+
+
+
+@pytest.mark.parametrize("ran", [True, False], ids=["stored-reply-lost", "lost-before-redis"])
+def test_an_append_whose_reply_never_came_keeps_its_object_exactly_when_redis_stored_it(ran, registry, s3_server,
+                                                                                       bucket):
+    """Both sides of the in-doubt window: the connection drops after the APPEND was sent, and Redis either ran it
+    (the reply was lost on the way back) or never got it. The call fails either way; when the record was stored
+    its object stays (the image reads back whole from the bucket, and the session's close takes it), else the
+    object goes at once."""
+    import redis
+
+    session, _ = registry.open_session("a", "original", gradient(), "test")
+    scripts = registry.storage._scripts
+    append = scripts["APPEND"]
+
+    def reply_lost(*args, **kwargs):  # redis-py's registered script, run on the server (or not), no reply back
+        scripts["APPEND"] = append
+        if ran:
+            append(*args, **kwargs)
+        raise redis.ConnectionError("Connection closed by server.")
+
+    scripts["APPEND"] = reply_lost
+    with pytest.raises(RegistryUnavailable):
+        crop(registry, session)
+    assert [r.id for r in registry.records(session)] == ["original", "img_001"][: 2 if ran else 1]
+    assert len(objects(s3_server, bucket, session)) == (2 if ran else 1)
+    if ran:
+        registry.storage.cache.clear()
+        assert registry.load(session, "img_001").size == (16, 16)  # read back from the bucket, not the cache
+    assert registry.close_session(session) == (2 if ran else 1) and objects(s3_server, bucket, session) == []

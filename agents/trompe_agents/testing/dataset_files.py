@@ -168,10 +168,24 @@ def hallusion_items(n: int) -> list[dict[str, Any]]:
     return items
 
 
-def write_hallusionbench(folder: Path, n: int) -> Path:
-    """HallusionBench.json beside hallusion_bench/ (what the repository's hallusion_bench.zip unpacks to)."""
+def hallusion_set_items(sets: int, questions: int = 2, figures: int = 2) -> list[dict[str, Any]]:
+    """HallusionBench VD sets of the real shape (tianyi-lab/HallusionBench HallusionBench.json; utils.py
+    get_eval_pair_all and get_eval_fig group by them): each set asks several questions (question_id 0, 1, ...),
+    each of them of every figure of the set (figure_id 0, the original, then the edited ones), so a set's question
+    groups, figure groups and the set itself all hold different items. Gold answers alternate by figure."""
+    return [{"category": "VD", "subcategory": "illusion", "visual_input": "1", "set_id": str(s),
+             "figure_id": str(f), "sample_note": "", "question_id": str(q),
+             "question": f"Set {s}, question {q}: is the left line longer than the right one?",
+             "gt_answer_details": "They are equal.", "gt_answer": str((q + f) % 2),
+             "filename": f"./VD/illusion/{s}_{f}.png"}
+            for s in range(sets) for q in range(questions) for f in range(figures)]
+
+
+def write_hallusionbench(folder: Path, n: int, items: list[dict[str, Any]] | None = None) -> Path:
+    """HallusionBench.json beside hallusion_bench/ (what the repository's hallusion_bench.zip unpacks to): `n` of
+    `hallusion_items`, or the `items` given."""
     folder.mkdir(parents=True, exist_ok=True)
-    items = hallusion_items(n)
+    items = hallusion_items(n) if items is None else items
     for k, item in enumerate(items):
         if item["filename"]:
             _image_file(folder / "hallusion_bench", item["filename"], k)

@@ -1,0 +1,75 @@
+"""The tie-breaks of the harness rules trompe reproduces, pinned on each side.
+
+- BLINK (zeyofu/BLINK_Benchmark eval/test_benchmark.py `analyze_answer` at 63137e4, and the matcher of
+  datasets/blink_match.py): of the answers a reply states, the last one wins ("The correct answer is A. Wait, ...
+  the correct answer is B." reads B); a reply with one bracketed option token is read by the official token rule
+  before any stated answer.
+- VLMEvalKit (open-compass/VLMEvalKit vlmeval/utils/matching_util.py `can_infer_option` at e8e78f0): the one
+  option letter counts only where it first stands among the last four words (`splits.index(ch) > len(splits) - 5`).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trompe_agents.datasets.blink_match import Match, match
+from trompe_agents.datasets.vlmeval_match import Inferred, exact_matching, infer_option
+
+LETTERS = "ABCD"
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("The correct answer is A. Wait, looking at the edges again, the correct answer is B.", "(B)"),
+    ("The correct answer is B. Wait, looking at the edges again, the correct answer is A.", "(A)"),
+    ("The answer is C.\n\nOn reflection the answer is D.", "(D)"),
+    ("The correct answer is A.", "(A)"),  # one statement: itself
+])
+def test_blink_the_last_stated_answer_wins(reply, expected):
+    assert match(reply, letters=4) == Match(expected, "stated answer")
+
+
+def test_blink_a_stated_letter_outside_the_options_is_not_an_answer():
+    """E is no option of a four-option item: the last *valid* statement wins."""
+    assert match("The correct answer is B. Wait, the correct answer is E.", letters=4) == Match("(B)", "stated answer")
+    assert match("The correct answer is B. Wait, the correct answer is E.", letters=5) == Match("(E)", "stated answer")
+
+
+def test_blink_one_bracketed_option_token_is_read_by_the_official_rule_first():
+    assert match("(A) looks right. Wait, the correct answer is B.", letters=4) == Match("(A)", "token")
+    # two tokens: the official rule reads none, so the stated answer decides
+    assert match("(A) or (C) then. The correct answer is B.", letters=4) == Match("(B)", "stated answer")
+
+
+PHRASES = ["The correct answer is A.", "the answer is C", "Answer: D", "Point B is closer.", "Wait,", "option A",
+           "I'm sorry, I cannot tell.", "b", "the final answer is E", "\n\n", "Box C", "<s>"]
+# text with no bracket: a bracketed option token would be read by the official token rule before any statement
+PROSE = st.text(st.characters(blacklist_characters="()", blacklist_categories=("Cs",)), max_size=40)
+
+
+@given(st.lists(st.one_of(st.sampled_from(PHRASES), PROSE), max_size=8), st.sampled_from(LETTERS),
+       st.sampled_from(["\n\n", " ", ". Wait, "]))
+def test_blink_an_appended_final_statement_of_a_valid_letter_always_wins(parts, letter, joint):
+    reply = " ".join(parts) + f"{joint}The correct answer is {letter}."
+    assert match(reply, letters=4).prediction == f"({letter})", reply
+
+
+CHOICES = ["red", "green", "blue", "black"]
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("so B is my pick", Inferred("B", "option letter")),  # B is the 4th word from the end: index 1 > 5 - 5
+    ("so B. is my pick", Inferred("B", "option letter")),  # "." is a space, not a word
+    ("B is my pick", Inferred("B", "option letter")),  # 3rd from the end
+    ("so B is my own pick", None),  # 5th from the end: index 1 > 6 - 5 fails, and nothing else reads it
+    ("B, so B is it", None),  # where it *first* stands counts: index 0 > 5 - 5 fails
+    ("so, B: B is it", Inferred("B", "option letter")),  # first stands at index 1 > 0
+])
+def test_vlmevalkit_the_letter_counts_only_among_the_last_four_words(reply, expected):
+    assert infer_option(reply, list(LETTERS)) == expected
+
+
+def test_vlmevalkit_just_outside_the_last_four_words_scores_z():
+    assert exact_matching("so B is my own pick", CHOICES) == Inferred("Z", "no option (exact matching: Z)")
+    assert exact_matching("so B is my pick", CHOICES) == Inferred("B", "option letter")
