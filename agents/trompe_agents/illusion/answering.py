@@ -31,8 +31,8 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
         sample.id, index=meta.get("index", sample.id), position=position, question=sample.question,
         choices=sample.choices, images=[str(p) for p in sample.images], label=sample.answer,
         category=sample.category, family=meta.get("family"), magnitude=meta.get("magnitude"),
-        magnitude_unit=meta.get("magnitude_unit"), counterfactual=meta.get("counterfactual"), trace=trace_name(sample.id),
-        model=agent.backend.model, keys=metric_keys(meta), answer_type=kind.describe() if kind else None,
+        magnitude_unit=meta.get("magnitude_unit"), counterfactual=meta.get("counterfactual"),
+        trace=trace_name(sample.id), model=agent.backend.model, keys=metric_keys(meta), answer_type=kind.describe() if kind else None,
         service_tier=getattr(agent.backend, "service_tier", None) or "standard")
     started = time.monotonic()
     try:

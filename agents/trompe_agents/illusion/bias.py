@@ -78,7 +78,7 @@ def psychometric_svg(family: str, split: dict[bool, list[SampleResult]]) -> str:
                     y_title="illusion-consistent answers (%)")
 
 
-def unit_of(split: dict[bool, list[dict[str, Any]]]) -> str:
+def unit_of(split: dict[bool, list[SampleResult]]) -> str:
     """What the family's magnitude measures, as its probes recorded it (older probe sets: 'magnitude')."""
     return next((r.magnitude_unit for rs in split.values() for r in rs if r.magnitude_unit), "magnitude")
 
