@@ -1,0 +1,22 @@
+"""A scripted model for the lmms-eval cross-check (function backend; importable by a subprocess via PYTHONPATH).
+
+Each item's question carries "[item N]"; the model answers item N with lmmskit.REPLIES[N], in the form the item's
+prompt asks for ("{2}", "Yes", "rows={5} columns={6}", "(B)"), right or wrong, and gives no valid answer at all for
+the other items, so both paths must count a failure as a wrong reply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lmmskit import REPLIES
+
+ITEM = re.compile(r"\[item (\d+)\]")
+NO_ANSWER = "I cannot decide."  # no JSON answer: the agent loop fails the item
+
+
+def answer(messages, tools):
+    """The reply scripted for the item this conversation is about."""
+    found = ITEM.search(next(m.text for m in messages if m.role == "user"))
+    reply = REPLIES.get(int(found.group(1))) if found else None
+    return NO_ANSWER if reply is None else {"reasons": "scripted", "answer": reply}
