@@ -113,11 +113,11 @@ def write_tasks(folder: Path) -> Path:
         f"include: {TASKS / 'vlmsareblind' / 'vlmsareblind.yaml'}\ntask: trompe_check_blindtest\n"
         "dataset_path: parquet\ndataset_kwargs:\n  data_files:\n    valid: blindtest.parquet\n")
     for subtask in BLINK_SUBTASKS:
-        write_blink(folder / f"blink_{subtask}.parquet", subtask)
+        write_blink(folder / "blink" / subtask / "val-00000-of-00001.parquet", subtask)  # the hub's layout
         (folder / f"{blink_task(subtask)}.yaml").write_text(
             f"include: {TASKS / 'blink' / ('blink_' + subtask.lower() + '.yaml')}\ntask: {blink_task(subtask)}\n"
             f"tag: trompe_check\ndataset_path: parquet\ndataset_name: null\ndataset_kwargs:\n  data_files:\n"
-            f"    val: blink_{subtask}.parquet\n")
+            f"    val: blink/{subtask}/val-00000-of-00001.parquet\n")
     (folder / "trompe_check_blink.yaml").write_text(
         "group: trompe_check_blink\ntask:\n" + "".join(f"  - {blink_task(s)}\n" for s in BLINK_SUBTASKS)
         + "aggregate_metric_list:\n  - metric: blink_acc\n")
