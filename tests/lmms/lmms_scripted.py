@@ -20,3 +20,9 @@ def answer(messages, tools):
     found = ITEM.search(next(m.text for m in messages if m.role == "user"))
     reply = REPLIES.get(int(found.group(1))) if found else None
     return NO_ANSWER if reply is None else {"reasons": "scripted", "answer": reply}
+
+
+def count_tools(messages, tools):
+    """Answers with how many tools it was offered and how many images the question came with."""
+    images = sum(len(m.images) for m in messages if m.role == "user")
+    return {"reasons": "counted", "answer": f"{len(tools)} tools, {images} images"}

@@ -157,6 +157,7 @@ class TrompeModel(lmms):
                                 for line in failed]}
         settings.out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(settings.out / SUMMARY, summary)
-        why = f" ({', '.join(f'{k}: {n}' for k, n in kinds.most_common())})" if failed else ""
-        print(f"trompe: {len(self.lines)} requests, {summary['answered']} answered, {len(failed)} failed{why}, "
-              f"returned as empty replies (scored wrong); traces and {SUMMARY} in {settings.out}", file=sys.stderr)
+        why = (f" ({', '.join(f'{k}: {n}' for k, n in kinds.most_common())}), returned as empty replies (scored "
+               "wrong)") if failed else ""
+        print(f"trompe: {len(self.lines)} requests, {summary['answered']} answered, {len(failed)} failed{why}; "
+              f"traces and {SUMMARY} in {settings.out}", file=sys.stderr)
