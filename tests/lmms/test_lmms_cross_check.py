@@ -101,3 +101,24 @@ def test_a_failed_request_is_an_empty_reply_listed_in_the_summary_never_an_answe
     assert traces.parent == next((traces.parent.parent).rglob("*_results.json")).parent
     trace = traces / "trompe_check_blindtest" / "0"
     assert (trace / "trace.jsonl").is_file() and (trace / "inputs" / "image_1.png").is_file()
+
+
+def test_compare_reads_two_lmms_eval_samples_logs_with_and_without_tools(lmms_run, tmp_path, capsys):
+    """`illusion-agent compare` on lmms-eval's own samples logs: the tools run against its `tools=none` baseline."""
+    tmp, _, samples, _, _ = lmms_run
+    baseline = lmmskit.run_lmms_eval(tmp_path, "trompe_check_blindtest", MODEL_ARGS.replace(
+        "tools=core,analysis", "tools=none"), tmp / "tasks", tmp_path / "out")
+    assert baseline.returncode == 0, baseline.stderr[-3000:]
+    [with_tools] = (tmp / "out").rglob("*_samples_trompe_check_blindtest.jsonl")
+    [without] = (tmp_path / "out").rglob("*_samples_trompe_check_blindtest.jsonl")
+    capsys.readouterr()
+    assert illusion_agent(["compare", str(with_tools), str(without), "--json"]) == 0
+    comparison = json.loads(capsys.readouterr().out)
+    # items 0, 1 and 5 right with tools only (lmms_scripted.WITHOUT_TOOLS); item 9 failed in both, not paired
+    assert comparison["mcnemar"]["pairs"] == 11
+    assert (comparison["mcnemar"]["a_only"], comparison["mcnemar"]["b_only"]) == (3, 0)
+    assert {f["id"]: (f["a"], f["b"]) for f in comparison["flips"]} == {
+        "0": ("right", "wrong"), "1": ("right", "wrong"), "5": ("right", "wrong")}
+    overall = comparison["groups"][0]
+    assert (overall["a"]["failed"], overall["b"]["failed"]) == (1, 1)
+    assert without.with_name(f"{without.stem}-compare.html").is_file()
