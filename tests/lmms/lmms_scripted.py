@@ -28,3 +28,7 @@ def count_tools(messages, tools):
     """Answers with how many tools it was offered and how many images the question came with."""
     images = sum(len(m.images) for m in messages if m.role == "user")
     return {"reasons": "counted", "answer": f"{len(tools)} tools, {images} images"}
+
+
+def always_yes(messages, tools):
+    return {"reasons": "scripted", "answer": "yes"}
