@@ -4,8 +4,8 @@ Kinds: `yesno`, `choice` (one option letter of N), `integer` (a count), `pair` (
 "rows,columns"), `letter` (one character, e.g. BlindTest's circled letter), `string` (a short answer, e.g. TeT's
 characters "EJ"), `text` (free text) and `reply` (the answer written as the question itself asks for it, handed
 to another harness unchanged: an lmms-eval task reads it by its own rules). yes/no and choice keep the exact schema
-the DataCV challenge wants (`final_answer.choice_schema`); the others constrain `answer` with a pattern that `final_answer.reformat` also
-reads, so "{3}" is taken as 3 and "rows={5} columns={6}" as "5,6".
+the DataCV challenge wants (`final_answer.choice_schema`); integer, pair, letter and string constrain `answer` with
+a pattern that `final_answer.reformat` also reads, so "{3}" is taken as 3 and "rows={5} columns={6}" as "5,6".
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 # the keys lmms-eval writes on every samples line besides the task's metrics
 LOGGED = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts", "doc_hash",
           "input_media", "input"}
-GROUP_KEYS = ("sub_task", "task", "category")  # where a metric's dict names the item's group
+GROUP_KEYS = ("sub_task", "task", "category")  # where a metric's dict names the item's group (its category)
 
 
 def is_samples_log(path: Path) -> bool:
@@ -62,8 +62,8 @@ def read_samples_log(path: Path, metric: str | None = None) -> tuple[dict[str, A
     records = {}
     for position, line in enumerate(lines):
         reply = _reply(line)
-        details = line[chosen] if isinstance(line[chosen], dict) else {}
-        group = next((details[k] for k in GROUP_KEYS if isinstance(details.get(k), str)), task)
+        details = [line[key] for key in (chosen, *metrics) if isinstance(line.get(key), dict)]
+        group = next((d[k] for d in details for k in GROUP_KEYS if isinstance(d.get(k), str)), task)
         records[str(line["doc_id"])] = {
             "id": str(line["doc_id"]), "position": position, "answer": reply, "reply": reply,
             "agent": "lmms-eval" if reply is not None else None, "label": str(line.get("target")),
