@@ -92,3 +92,17 @@ def test_a_doc_the_agent_cannot_take_is_an_empty_reply_and_a_listed_failure(tmp_
     assert failure["doc_id"] == 0 and "visual 1 of the doc is a str" in failure["error"]
     lines = [json.loads(line) for line in (tmp_path / TASK / "requests.jsonl").read_text().splitlines()]
     assert sorted(line["doc_id"] for line in lines) == [0, 1]
+
+
+def test_the_entry_point_the_tests_declare_is_pyprojects_and_lmms_eval_resolves_it_to_the_model():
+    import tomllib
+
+    from lmms_eval.models.registry_v2 import ModelRegistryV2
+
+    from trompe_agents.illusion.lmms.manifest import MANIFEST
+
+    declared = tomllib.loads((lmmskit.HERE.parents[1] / "pyproject.toml").read_text())["project"]["entry-points"]
+    assert f"trompe = {declared['lmms_eval.models']['trompe']}" == lmmskit.ENTRY_POINT
+    registry = ModelRegistryV2()  # lmms-eval's own checks: a subclass of lmms, simple as the manifest says
+    registry.register_manifest(MANIFEST)
+    assert registry.get_model_class("trompe") is Trompe
