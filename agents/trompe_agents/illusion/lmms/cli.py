@@ -35,7 +35,8 @@ class _Refusing(argparse.ArgumentParser):
     """A parser whose errors are exceptions (the message), never a usage screen and exit inside lmms-eval."""
 
     def error(self, message: str):  # type: ignore[override]
-        raise ValueError(re.sub(r"--([a-z][a-z0-9-]*)", lambda m: m.group(1).replace("-", "_"), message))
+        message = re.sub(r"--([a-z][a-z0-9-]*)", lambda m: m.group(1).replace("-", "_"), message)
+        raise ValueError(message.removeprefix("argument "))  # "max_rounds: expected ...", as the key is written
 
 
 def build_parser() -> argparse.ArgumentParser:
