@@ -47,6 +47,8 @@ def test_lists_flags_and_the_no_tools_baseline_read_as_illusion_agent_options(tm
     assert config.router == "regex" and config.rescue_rounds == 2 and config.task == 2 and not config.no_tools
     assert settings.backend.name == "function" and settings.out == tmp_path
     assert settings_from_model_args("backend=function,model=lmms_scripted:count_tools,tools=none").config.no_tools
+    limited = settings_from_model_args("backend=function,model=lmms_scripted:count_tools,rate_limit=30").backend
+    assert limited._limiter.interval == 2.0 and limited.model == "lmms_scripted:count_tools"
     assert settings_from_model_args("backend=function,model=lmms_scripted:count_tools,normalize=true").config.normalize
 
 

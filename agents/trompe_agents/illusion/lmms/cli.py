@@ -5,8 +5,9 @@ max_rounds, tools, allow, router, task, preset, backend_option, ...), read by th
 into a backend, tool server and agent by the same functions as on illusion-agent's command line, so a setting
 added there is reachable here. Only the pieces lmms-eval's own argument string cannot say differently:
 `tools=core,analysis` (a piece without `=` continues a tools or allow list), `tools=none` (the no-tools baseline,
-`--no-tools`), `no_tools=true` for a flag, a repeated key for a repeatable option, and two of the plugin's own:
-`out` (the trace folder) and `concurrency`. An unknown key or a bad value ends lmms-eval with one line, status 2.
+`--no-tools`), `no_tools=true` for a flag, a repeated key for a repeatable option, and three of the plugin's own:
+`out` (the trace folder), `concurrency` and `rate_limit` (requests per minute, as `illusion-agent run`'s). An
+unknown key or a bad value ends lmms-eval with one line, status 2.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 from trompe_server.exits import exit_with
 
 from ... import presets
-from ...cliopts import RUN, add_options, backend_from_args, named, out_folder, server_choice_from_args
+from ...backends.ratelimit import RateLimited, RateLimiter
+from ...cliopts import RUN, add_options, backend_from_args, named, out_folder, positive_float, server_choice_from_args
 from ..cli import add_agent_args, add_global_args, agent_config
 from .model import Settings, TrompeModel
 
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_args(parser)
     parser.add_argument("--out", type=out_folder, help="trace folder (default: beside lmms-eval's --output_path)")
     add_options(parser, "run", (named(RUN, "concurrency"),))
+    parser.add_argument("--rate-limit", type=positive_float, metavar="RPM", help="backend requests per minute")
     return parser
 
 
@@ -112,6 +115,8 @@ def settings_from_model_args(raw: str) -> Settings:
     backend = backend_from_args(args, PROG)
     if args.chosen:
         args.chosen.check(presets.planned(backend), PROG)
+    if args.rate_limit is not None:  # as illusion-agent run --rate-limit: every request waits its turn
+        backend = RateLimited(backend, RateLimiter(args.rate_limit))
     described = {"model_args": raw, "options": argv,
                  **({"preset": args.chosen.record()} if args.chosen else {})}
     return Settings(backend, server_choice_from_args(args), config, args.out or default_out(raw),
