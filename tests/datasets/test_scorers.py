@@ -77,8 +77,9 @@ def test_lmms_eval_blindtest_reads_each_reply_as_parse_response_does():
     assert sorted(groups) == ["circled letter", "counting grid", "line plot intersections", "nested squares",
                               "olympic counting - circles", "olympic counting - pentagons", "touching circles"]
     assert groups["line plot intersections"] == 1.0 and groups["counting grid"] == 0.5
-    # vlmsareblind_aggregate_by_task: task_mean over the tasks with a right answer only (3 of 7 here)
-    assert headline["task_mean"] == pytest.approx((1.0 + 0.5 + 1.0) / 3)
+    # vlmsareblind_aggregate_by_task (lmms-eval 0.7.3): task_mean over every task with an item (7 here, 3 with a
+    # right answer; commit 75571cf averaged those 3 only)
+    assert headline["task_mean"] == pytest.approx((1.0 + 0.5 + 1.0) / 7)
     assert headline["accuracy"] == pytest.approx(4 / 9)
 
 
@@ -214,8 +215,10 @@ def test_blink_official_and_lmms_eval_read_unbracketed_letters_differently():
                blink_record("Relative_Depth", "A", "(A)", 1), blink_record("Jigsaw", "A", "A.", 2)]
     official, groups = score("blink", records, "official")
     assert official["mean over subtasks"] == pytest.approx((1.0 + 1.0) / 2)
-    # _extract_answer_letter: the first letter of the reply, "Point B" reads as P
+    # _extract_answer_letter (0.7.3): at last the letter the reply starts with, among the item's options: "Point B"
+    # reads as P where any letter counts, and as nothing among A and B
     assert lmms_blink_letter("Point B is closer") == "P" and lmms_blink_letter(" (b) x") == "B"
+    assert lmms_blink_letter("Point B is closer", 2) == "" and lmms_blink_letter("The answer is (B).", 2) == "B"
     lmms, _ = score("blink", records, "lmms-eval")
     assert lmms["blink_acc"] == pytest.approx((0.5 + 1.0) / 2)
 

@@ -177,7 +177,8 @@ class OpenAIResponsesBackend(VendorBackend):
         return Turn(message, usage, model=response.model, stop_reason=stop or "")
 
     def refusal(self, response: Any) -> str | None:
-        """Refusal content parts of the output messages (platform.openai.com/docs/guides/structured-outputs#refusals)."""
+        """Refusal content parts of the output messages
+        (platform.openai.com/docs/guides/structured-outputs#refusals)."""
         words = [c.refusal for i in response.output if i.type == "message" for c in i.content if c.type == "refusal"]
         return "\n".join(words) if words else None
 

@@ -2,9 +2,10 @@
 
 Kinds: `yesno`, `choice` (one option letter of N), `integer` (a count), `pair` (two integers, e.g. a grid's
 "rows,columns"), `letter` (one character, e.g. BlindTest's circled letter), `string` (a short answer, e.g. TeT's
-characters "EJ") and `text` (free text). yes/no and choice keep the exact schema the DataCV challenge wants
-(`final_answer.choice_schema`); the others constrain `answer` with a pattern that `final_answer.reformat` also
-reads, so "{3}" is taken as 3 and "rows={5} columns={6}" as "5,6".
+characters "EJ"), `text` (free text) and `reply` (the answer written as the question itself asks for it, handed
+to another harness unchanged: an lmms-eval task reads it by its own rules). yes/no and choice keep the exact schema
+the DataCV challenge wants (`final_answer.choice_schema`); integer, pair, letter and string constrain `answer` with
+a pattern that `final_answer.reformat` also reads, so "{3}" is taken as 3 and "rows={5} columns={6}" as "5,6".
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from ..final_answer import INTEGER, LETTER, PAIR, SHORT, choice_schema, option_l
 from .answers import shape_of
 from .blindtest import ANSWER_TYPES as BLINDTEST_TYPES, task_name
 
-KINDS = ("yesno", "choice", "integer", "pair", "letter", "string", "text")
+KINDS = ("yesno", "choice", "integer", "pair", "letter", "string", "text", "reply")
 SHAPES = {"yesno": "yesno", "choice": "choice", "count": "integer", "rows_columns": "pair", "letter": "letter",
           "word": "string"}  # answers.shape_of's names for a gold answer's shape
 PATTERNS = {"integer": INTEGER, "pair": PAIR, "letter": LETTER, "string": SHORT}
 EXTRACTORS = {"yesno": "yesno", "choice": "choice", "integer": "count", "pair": "rows_columns", "letter": "letter",
-              "string": "word", "text": "word"}  # the answers.extract format that reads each kind from free text
+              "string": "word", "text": "word",
+              "reply": "word"}  # the answers.extract format that reads each kind from free text
 DESCRIPTIONS = {
     "integer": "a whole number in digits, e.g. 3",
     "pair": "two whole numbers in the order the question names them, comma-separated, e.g. 5,6 for 5 rows and "
@@ -29,6 +31,8 @@ DESCRIPTIONS = {
     "letter": "one letter or character, e.g. a",
     "string": "the short answer itself (a few characters or words, no sentence), e.g. DK",
     "text": "your answer",
+    "reply": "the answer written exactly in the form the question asks for (its brackets, option letter, words or "
+             "number), nothing else",
 }
 
 
@@ -64,6 +68,8 @@ class AnswerType:
         if self.kind == "choice":
             letters = option_letters(self.options)
             return f'Answer format: `"answer"` is one option letter, {", ".join(letters)}.'
+        if self.kind == "reply":  # the question's own form, whatever it is (a yes/no or a letter included)
+            return f'Answer format: `"answer"` is {DESCRIPTIONS[self.kind]}.'
         return f'Answer format: `"answer"` is {DESCRIPTIONS[self.kind]} (not yes/no, not an option letter).'
 
     def describe(self) -> str:

@@ -142,25 +142,27 @@ def lmms_blindtest_parse(text: str, task: str) -> str | None:
     return None
 
 
+def lmms_blindtest_right(record: Record) -> bool:
+    """One item as `vlmsareblind_process_results` scores it: the parsed reply equals the lowercased groundtruth."""
+    text = reply(record, "blindtest")
+    parsed = lmms_blindtest_parse(text, _hf_task(record)) if text is not None else None
+    return parsed is not None and parsed.strip().lower() == _gold_text(record).strip().lower()
+
+
 def blindtest_lmms_eval(records: list[Record]) -> Score:
-    """lmms-eval `vlmsareblind` (EvolvingLMMs-Lab/lmms-eval lmms_eval/tasks/vlmsareblind/utils.py at 75571cf):
-    `parse_response` per task on the lowercased reply, equal to the lowercased `groundtruth`; tasks grouped by
-    TASK_MAP (the two Counting Grid tasks are one: 8 tasks); `task_mean` averages only the tasks with at least
-    one right answer (`vlmsareblind_aggregate_by_task` iterates `task_correct`); `accuracy` is the mean over
-    items."""
+    """lmms-eval `vlmsareblind` (lmms_eval/tasks/vlmsareblind/utils.py of lmms-eval 0.7.3, the version the
+    `lmms-eval` extra pins and tests/lmms/test_lmms_cross_check.py runs): `parse_response` per task on the
+    lowercased reply, equal to the lowercased `groundtruth`; tasks grouped by TASK_MAP (the two Counting Grid
+    tasks are one: 8 tasks); `task_mean` averages every task with an item (`vlmsareblind_aggregate_by_task`;
+    commit 75571cf averaged only the tasks with a right answer); `accuracy` is the mean over items."""
     totals: dict[str, list[bool]] = defaultdict(list)
     for record in records:
         task = _hf_task(record)
-        text = reply(record, "blindtest")
-        parsed = lmms_blindtest_parse(text, task) if text is not None else None
-        right = parsed is not None and parsed.strip().lower() == _gold_text(record).strip().lower()
-        totals[LMMS_TASK_MAP.get(task.lower(), task.lower())].append(right)
+        totals[LMMS_TASK_MAP.get(task.lower(), task.lower())].append(lmms_blindtest_right(record))
     groups = _per_group(totals)
-    counted = [a for _, a, _ in groups if a > 0]
     items = [r for v in totals.values() for r in v]
-    return Score("lmms-eval", "lmms-eval vlmsareblind utils.py: task_mean over tasks with a right answer", {
-        "task_mean": sum(counted) / len(counted) if counted else 0.0,
-        "accuracy": sum(items) / len(items) if items else 0.0}, groups)
+    return Score("lmms-eval", "lmms-eval 0.7.3 vlmsareblind utils.py: task_mean over tasks", {
+        "task_mean": _macro(groups), "accuracy": sum(items) / len(items) if items else 0.0}, groups)
 
 
 # VLMEvalKit's searches, each tried only where its answer is decided, so that a hostile reply costs linear time:
@@ -345,19 +347,35 @@ def blink_official(records: list[Record]) -> Score:
         "mean over subtasks": _macro(groups), "accuracy": _micro(groups)}, groups)
 
 
-def lmms_blink_letter(text: str) -> str:
-    """lmms-eval's BLINK letter (lmms_eval/tasks/blink/utils.py `_extract_answer_letter`): the first letter after
-    leading spaces and "(", whatever word it starts ("Point B" reads as P)."""
-    found = re.match(r"[\(\s]*([A-Z])[\)\.\s]*", text.strip(), flags=re.IGNORECASE)
+def lmms_blink_letter(text: str, options: int = 0) -> str:
+    """lmms-eval's BLINK letter (lmms_eval/tasks/blink/utils.py `_extract_answer_letter`, lmms-eval 0.7.3), among
+    the item's option letters (all 26 when it names none): a first line of at most four characters that is only
+    the letter; else the last "answer is (X)"; else the last "(X)"; else the letter the reply starts with after
+    spaces and "(". "" when none of these reads a letter."""
+    letters = string.ascii_uppercase[:options] or string.ascii_uppercase
+    text = text.strip()
+    head = text.split("\n", 1)[0].strip()
+    if len(head) <= 4 and (found := re.match(rf"^\(?([{letters}])\)?[.\s:,)]*$", head, re.IGNORECASE)):
+        return found.group(1).upper()
+    stated = re.findall(rf"answers?(?:\s+is)?\s*[:\-]?\s*\(?([{letters}])\)?(?![A-Za-z])", text, re.IGNORECASE)
+    if stated or (stated := re.findall(rf"\(([{letters}])\)", text)):
+        return stated[-1].upper()
+    found = re.match(rf"[(\s]*([{letters}])[).\s]*", text, re.IGNORECASE)
     return found.group(1).upper() if found else ""
 
 
+def lmms_blink_right(record: Record) -> bool:
+    """One item as `blink_process_results` scores it: the letter read among the item's options is the answer's."""
+    text = reply(record, "blink")
+    return text is not None and lmms_blink_letter(text, len(record.get("choices") or [])) == record["label"]
+
+
 def blink_lmms_eval(records: list[Record]) -> Score:
-    """lmms-eval `blink` (lmms_eval/tasks/blink/utils.py `blink_process_results`, blink.yaml at 75571cf):
+    """lmms-eval `blink` (lmms_eval/tasks/blink/utils.py `blink_process_results`, blink.yaml, lmms-eval 0.7.3):
     `_extract_answer_letter` equals the answer without brackets; accuracy per subtask task, and the group's
     `blink_acc` their unweighted mean (AggMetricConfig weight_by_size defaults to False, lmms_eval/api/group.py)."""
-    groups = _choice_score(records, "blink", lambda text, r: lmms_blink_letter(text) == r["label"])
-    return Score("lmms-eval", "lmms-eval blink: blink_acc, mean over subtasks", {
+    groups = _choice_score(records, "blink", lambda text, r: lmms_blink_right(r))
+    return Score("lmms-eval", "lmms-eval 0.7.3 blink: blink_acc, mean over subtasks", {
         "blink_acc": _macro(groups), "accuracy": _micro(groups)}, groups)
 
 

@@ -33,7 +33,8 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
         category=sample.category, family=meta.get("family"), magnitude=meta.get("magnitude"),
         magnitude_unit=meta.get("magnitude_unit"), counterfactual=meta.get("counterfactual"),
         trace=trace_name(sample.id), model=agent.backend.model, keys=metric_keys(meta),
-        answer_type=kind.describe() if kind else None, service_tier=getattr(agent.backend, "service_tier", None) or "standard")
+        answer_type=kind.describe() if kind else None,
+        service_tier=getattr(agent.backend, "service_tier", None) or "standard")
     started = time.monotonic()
     try:
         if sample.error:  # e.g. its image is missing: this sample fails, the run goes on

@@ -152,10 +152,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     compare = subs.add_parser("compare", help="accuracy per category/family of two runs side by side, and the "
                                                "samples that flipped (e.g. a run and its --no-tools baseline)")
-    compare.add_argument("run_a", type=Path)
-    compare.add_argument("run_b", type=Path)
+    compare.add_argument("run_a", type=Path, help="a run folder, or an lmms-eval samples log (*_samples_*.jsonl)")
+    compare.add_argument("run_b", type=Path, help="the same for the other run")
     compare.add_argument("--html", type=Path, help="HTML file to write, compare.json beside it (default: "
-                                                   "RUN_B/report/compare.html)")
+                                                   "RUN_B/report/compare.html; beside a log, LOG-compare.html)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON instead of text")
 
     trace = subs.add_parser("trace", help="read traces without Python")
@@ -206,7 +206,8 @@ def compare_command(args: argparse.Namespace) -> int:
     from .compare import compare_runs, write_compare
 
     comparison = compare_runs(args.run_a, args.run_b)
-    html = write_compare(comparison, args.html or args.run_b / "report" / "compare.html")
+    beside = args.run_b.with_name(f"{args.run_b.stem}-compare.html") if args.run_b.is_file() else None
+    html = write_compare(comparison, args.html or beside or args.run_b / "report" / "compare.html")
     if args.json:
         print(json.dumps(comparison.to_json(html), indent=2))
         return EXIT_OK

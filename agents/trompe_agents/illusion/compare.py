@@ -23,6 +23,7 @@ from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
 from .identity import as_today, differences, one_run
+from .lmms.samples import is_samples_log, read_samples_log
 from .plots import Point, paired_bars, write_chart
 from .report import page, sample_file
 from .results import read_results
@@ -188,16 +189,26 @@ def paired_table(pairs: list[tuple[SampleResult, SampleResult]]) -> tuple[int, i
             sum(b and not a for a, b in both), sum(not a and not b for a, b in both))
 
 
+def read_side(run: Path) -> tuple[dict[str, Any], dict[str, SampleResult]]:
+    """(meta, id -> record in sample order) of a run folder, or of an lmms-eval samples log (lmms/samples.py)."""
+    if is_samples_log(run):
+        return read_samples_log(run)
+    meta = read_meta(run)
+    if not meta:
+        raise ValueError(f"{run}: no run.json; is this a run directory (or an lmms-eval *_samples_*.jsonl log)?")
+    records = dict(sorted(read_results(run).items(), key=lambda item: item[1].position))
+    one_run(run, list(records.values()))
+    return meta, records
+
+
 def compare_runs(run_a: Path, run_b: Path) -> Comparison:
-    """Compare two run folders over the samples they share by id and content (other samples are refused)."""
+    """Compare two run folders (or two lmms-eval samples logs) over the samples they share by id and content
+    (other samples are refused)."""
     runs, metas, results = (Path(run_a), Path(run_b)), [], []
     for run in runs:
-        meta = read_meta(run)
-        if not meta:
-            raise ValueError(f"{run}: no run.json; is this a run directory?")
+        meta, records = read_side(run)
         metas.append(meta)
-        results.append(dict(sorted(read_results(run).items(), key=lambda item: item[1].position)))
-        one_run(run, list(results[-1].values()))
+        results.append(records)
     a, b = results
     shared = [i for i in a if i in b]
     known = [i for i in shared if a[i].content and b[i].content]
