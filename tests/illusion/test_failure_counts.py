@@ -14,10 +14,11 @@ import re
 
 import pytest
 
-from trompe_agents.failures import ErrorKind
+from trompe_agents.failures import DISK_KINDS, ErrorKind
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.results import read_results
 from trompe_agents.records import SampleResult
+from trompe_server.exits import CommandExit
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 
@@ -28,7 +29,7 @@ def page_text(path) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
 
 
-@pytest.mark.parametrize("kind", list(ErrorKind))
+@pytest.mark.parametrize("kind", [k for k in ErrorKind if k not in DISK_KINDS])  # those stop the run: below
 def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, probe_dir, tmp_path, capsys,
                                                                         monkeypatch):
     monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
@@ -65,3 +66,26 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     score = json.loads((tmp_path / "score.json").read_text())
     assert score["counts"] == {"records": 8, "scored": 8, "failed": 1, "unlabelled": 0}
     assert "8 scored, 1 of them failed" in score["summary"]
+
+
+@pytest.mark.parametrize("kind", sorted(DISK_KINDS))
+def test_a_disk_failure_stops_the_run_and_what_it_recorded_is_counted_alike(kind, probe_dir, tmp_path, capsys,
+                                                                           monkeypatch):
+    """A sample whose trace the disk refused stops the run (exit 1, one line naming --out); the report and
+    `score --json` count the records it left, the failed one under its kind."""
+    monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
+    out = tmp_path / "run"
+    with pytest.raises(CommandExit) as stopped:
+        main(["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function", "--model",
+              "planted_failures:yes_but_one_fails", "--no-tools", "--no-progress", "--concurrency", "1"])
+    assert stopped.value.code == 1 and str(stopped.value).startswith(f"illusion-agent run: --out {out}: sample ")
+    records = list(read_results(out).values())
+    assert [SampleResult.from_json(r).failure for r in records if SampleResult.from_json(r).failed] == [kind]
+    assert main(["report", str(out), "--json"]) == 0
+    totals = json.loads(capsys.readouterr().out)["totals"]
+    assert (totals["samples"], totals["answered"], totals["failed"], totals["failures"]) == (
+        len(records), len(records) - 1, 1, {kind: 1})
+    assert f"failures by kind {kind} 1" in page_text(out / "report" / "index.html")
+    assert main(["score", str(out), "--json", str(tmp_path / "score.json")]) == 0
+    counts = json.loads((tmp_path / "score.json").read_text())["counts"]
+    assert (counts["records"], counts["failed"]) == (len(records), 1)
