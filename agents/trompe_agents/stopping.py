@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -58,7 +59,9 @@ async def _stoppable(main: Coroutine[Any, Any, T]) -> T:
             task.cancel()
         received.append(signum)
 
-    watched = watched_signals()
+    # Signals reach only the main thread's loop; a command run in another thread (a test's) stops as before.
+    watched = watched_signals() if threading.current_thread() is threading.main_thread() else []
+    before = {signum: signal.getsignal(signum) for signum in watched}
     for signum in watched:
         loop.add_signal_handler(signum, stop, signum)
     try:
@@ -68,8 +71,9 @@ async def _stoppable(main: Coroutine[Any, Any, T]) -> T:
             raise Interrupted(received[0]) from None
         raise
     finally:
-        for signum in watched:
+        for signum in watched:  # the dispositions the command found, not asyncio's defaults
             loop.remove_signal_handler(signum)
+            signal.signal(signum, before[signum])
     if received:  # the task finished its cleanup without letting the cancellation out
         raise Interrupted(received[0])
     return result

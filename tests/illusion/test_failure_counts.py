@@ -15,11 +15,12 @@ import re
 import pytest
 
 from errorkinds import stops_run
-from trompe_agents.failures import ErrorKind
+from trompe_agents.failures import DISK_KINDS, ErrorKind
 from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_STOPPED, main
 from trompe_agents.illusion.runner import STOP_AFTER
 from runlines import written
 from trompe_agents.records import SampleResult
+from trompe_server.exits import CommandExit
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 
@@ -30,7 +31,7 @@ def page_text(path) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
 
 
-@pytest.mark.parametrize("kind", list(ErrorKind))
+@pytest.mark.parametrize("kind", [k for k in ErrorKind if k not in DISK_KINDS])  # those stop the run: below
 def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, probe_dir, tmp_path, capsys,
                                                                         monkeypatch):
     monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
@@ -69,7 +70,7 @@ def test_a_planted_failure_is_counted_alike_by_summary_report_and_json(kind, pro
     assert "8 scored, 1 of them failed" in score["summary"]
 
 
-@pytest.mark.parametrize("kind", list(ErrorKind))
+@pytest.mark.parametrize("kind", [k for k in ErrorKind if k not in DISK_KINDS])  # those stop at once: below
 def test_a_run_stops_early_exactly_for_the_kinds_that_stop_a_run(kind, probe_dir, probes, tmp_path, capsys,
                                                                  monkeypatch):
     """Every sample failing alike: a kind that would fail every later sample (a bad key, a spent account) stops
@@ -87,3 +88,26 @@ def test_a_run_stops_early_exactly_for_the_kinds_that_stop_a_run(kind, probe_dir
         assert f"the first {STOP_AFTER} samples failed with the same error" in err
     else:
         assert (code, len(records)) == (EXIT_FAILED, len(probes))
+
+
+@pytest.mark.parametrize("kind", sorted(DISK_KINDS))
+def test_a_disk_failure_stops_the_run_and_what_it_recorded_is_counted_alike(kind, probe_dir, tmp_path, capsys,
+                                                                           monkeypatch):
+    """A sample whose trace the disk refused stops the run (exit 1, one line naming --out); the report and
+    `score --json` count the records it left, the failed one under its kind."""
+    monkeypatch.setenv("TROMPE_TEST_PLANTED_KIND", str(kind))
+    out = tmp_path / "run"
+    with pytest.raises(CommandExit) as stopped:
+        main(["run", "--dataset", str(probe_dir), "--out", str(out), "--backend", "function", "--model",
+              "planted_failures:yes_but_one_fails", "--no-tools", "--no-progress", "--concurrency", "1"])
+    assert stopped.value.code == 1 and str(stopped.value).startswith(f"illusion-agent run: --out {out}: sample ")
+    records = list(written(out).values())
+    assert [SampleResult.from_json(r).failure for r in records if SampleResult.from_json(r).failed] == [kind]
+    assert main(["report", str(out), "--json"]) == 0
+    totals = json.loads(capsys.readouterr().out)["totals"]
+    assert (totals["samples"], totals["answered"], totals["failed"], totals["failures"]) == (
+        len(records), len(records) - 1, 1, {kind: 1})
+    assert f"failures by kind {kind} 1" in page_text(out / "report" / "index.html")
+    assert main(["score", str(out), "--output", str(tmp_path / "score.json")]) == 0
+    counts = json.loads((tmp_path / "score.json").read_text())["counts"]
+    assert (counts["records"], counts["failed"]) == (len(records), 1)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,9 +41,11 @@ def whole_lines(out: Path) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-def illusion_run(probe_dir: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    """`illusion-agent run` as a script starts it: no terminal, stdin closed."""
+def illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | None = None) -> subprocess.CompletedProcess:
+    """`illusion-agent run` as a script starts it: no terminal, stdin closed; `temp` its TMPDIR."""
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    if temp is not None:
+        env["TMPDIR"] = str(temp)
     return subprocess.run([sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
                            "scripted:line_then_yes", "run", "--dataset", str(probe_dir), "--out", str(out),
                            "--no-progress", *extra], env=env, capture_output=True, text=True,
@@ -52,14 +56,17 @@ def illusion_run(probe_dir: Path, out: Path, *extra: str) -> subprocess.Complete
     pytest.param([], id="default"), pytest.param(["--workers", "2"], id="workers", marks=pytest.mark.slow),
     pytest.param(["--executor", "ray", "--workers", "2"], id="ray", marks=pytest.mark.slow)])
 def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_after_space_matches_a_clean_run(probe_dir, tmp_path,
-                                                                                           executor):
+                                                                                           executor, request):
+    temp = None
     if "ray" in executor:
         pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'trompe[ray]')")
-    clean = illusion_run(probe_dir, tmp_path / "clean", *executor)
+        temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay under 108 bytes
+        request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))  # the local instance's session files
+    clean = illusion_run(probe_dir, tmp_path / "clean", *executor, temp=temp)
     assert clean.returncode == 0, clean.stderr[-3000:]
     with tiny_disk(tmp_path / "disk", SMALL) as disk:
         out = disk.where / "run"
-        full = illusion_run(probe_dir, out, *executor)
+        full = illusion_run(probe_dir, out, *executor, temp=temp)
         assert full.returncode == 1, full.stderr[-3000:]
         said = full.stderr.strip().splitlines()  # "8 samples from ..." (and Ray's own notes), then why it ended
         assert said[-1].startswith(f"illusion-agent run: --out {out}: "), full.stderr[-3000:]
@@ -68,7 +75,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_after_space_matches
         kept = whole_lines(out)
         assert len(kept) < len(outcome(tmp_path / "clean")), "the disk should fill mid-run"
         disk.remount("size=64m")
-        again = illusion_run(probe_dir, out, *executor)
+        again = illusion_run(probe_dir, out, *executor, temp=temp)
         assert again.returncode == 0, again.stderr[-3000:]
         whole_lines(out)
         assert outcome(out) == outcome(tmp_path / "clean")
