@@ -21,6 +21,7 @@ KIND_TABLE = {
     "timeout": (R, False, False, False, True),
     "truncated": (F, False, False, False, True),
     "backend": (F, False, False, False, False),
+    "refusal": (S, False, False, True, True),
     "tool_infrastructure": (R, False, False, False, True),
     "empty_reply": (F, False, False, False, False),
     "invalid_answer": (F, False, False, False, False),
@@ -29,6 +30,7 @@ KIND_TABLE = {
     "no_answer": (F, False, False, False, False),
     "input": (F, False, False, False, False),
     "disk_full": (F, False, True, False, True),
+    "disk_error": (F, False, True, False, True),
     "run": (F, False, False, False, False),
 }
 

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from trompe_agents.illusion.runmeta import read_meta
-from trompe_agents.statefiles import STALE_TEMP_S, AppendLog, cut_torn_tail, read_json, write_json_atomic
+from trompe_agents.runfolder import RunFolder
+from trompe_agents.statefiles import STALE_TEMP_S, cut_torn_tail, read_json, write_json_atomic
 
 WRITER = textwrap.dedent("""
     import sys
@@ -99,7 +100,7 @@ def test_a_line_the_disk_takes_only_part_of_is_cut_back_whole(tmp_path):
     """The kernel writes up to the file-size limit, then refuses (a full disk takes part of a write alike): the
     log is left as it was before the line, never with its first bytes."""
     path = tmp_path / "log.jsonl"
-    with AppendLog(path) as log:
+    with RunFolder(tmp_path).log(path.name) as log:
         log.append('{"id": "a"}\n')
         soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
         resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 10, hard))

@@ -1,12 +1,12 @@
 """Free-text replies the agent refuses are kept as the record's reply, and a harness scorer reads them as the
 harness reads a model's text: `report --scorer lmms-eval --json` gives lmms-eval's own numbers on it.
 
-The expected figures are computed by hand with lmms-eval's `vlmsareblind` rules (EvolvingLMMs-Lab/lmms-eval,
-lmms_eval/tasks/vlmsareblind/utils.py at 75571cf): `parse_response` on the lowercased reply (Touching Circles:
+The expected figures are computed by hand with lmms-eval's `vlmsareblind` rules (lmms_eval/tasks/vlmsareblind/
+utils.py of lmms-eval 0.7.3, the version tests/lmms runs): `parse_response` on the lowercased reply (Touching Circles:
 the whole reply must be yes or no; the number tasks: the first number anywhere; Circled Letter: the first letter
 anywhere; the grids: "{r}{c}", "(r, c)" or "rows={r} columns={c}"), equal to the lowercased `groundtruth`; the two
-Counting Grid tasks are one (TASK_MAP); `task_mean` averages the tasks with a right answer; `accuracy` is the mean
-over items. A reply no rule reads is wrong, never left out.
+Counting Grid tasks are one (TASK_MAP); `task_mean` averages every task; `accuracy` is the mean over items. A
+reply no rule reads is wrong, never left out.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ BY_HAND = {"Line Plot Intersections": ("{2}", "2", True), "Touching Circles": ("
            "Counting Grid - Word Grids": ("rows={5} columns={6}", "5,6", True),
            "Subway Connections": ("{1}", "1", True)}
 TASKS_RIGHT = {"line plot intersections": 1.0, "touching circles": 1.0, "olympic counting - circles": 1.0,
-               "nested squares": 1.0, "counting grid": 0.5, "subway connections": 1.0}  # circled letter, pentagons: 0
-TASK_MEAN = sum(TASKS_RIGHT.values()) / len(TASKS_RIGHT)  # 5.5 / 6
+               "nested squares": 1.0, "counting grid": 0.5, "subway connections": 1.0,
+               "circled letter": 0.0, "olympic counting - pentagons": 0.0}
+TASK_MEAN = sum(TASKS_RIGHT.values()) / len(TASKS_RIGHT)  # 5.5 / 8
 ACCURACY = sum(right for _, _, right in BY_HAND.values()) / len(BY_HAND)  # 6 / 9
 
 
@@ -65,8 +66,7 @@ def test_report_scores_the_model_text_as_lmms_eval_does_in_both_blocks(free_text
     benchmark = figures["benchmark"]
     assert benchmark["scorer"] == "lmms-eval"
     assert benchmark["headline"] == {"task_mean": pytest.approx(TASK_MEAN), "accuracy": pytest.approx(ACCURACY)}
-    assert {g["name"]: g["accuracy"] for g in benchmark["groups"]} == {
-        **TASKS_RIGHT, "circled letter": 0.0, "olympic counting - pentagons": 0.0}
+    assert {g["name"]: g["accuracy"] for g in benchmark["groups"]} == TASKS_RIGHT
     assert (benchmark["scored"], benchmark["failed"]) == (9, 8)
     # the lmms-eval-shaped block carries the same scorer's numbers, every labelled item counted
     [(name, results)] = figures["lmms_eval"]["results"].items()

@@ -33,9 +33,9 @@ def run(probe_dir: Path, out: Path, base_url: str, *options: str) -> int:
 
 @pytest.mark.parametrize("option, said", [
     ("temprature=0", "illusion-agent: --backend-option temprature: gemini has no such setting (did you mean "
-                     "temperature?); it takes api_version, max_reply_bytes, native_final, temperature"),
+                     "temperature?); it takes api_version, max_reply_bytes, model_check, native_final, temperature"),
     ("prompt_cache=false", "illusion-agent: --backend-option prompt_cache: gemini has no such setting; it takes "
-                           "api_version, max_reply_bytes, native_final, temperature"),
+                           "api_version, max_reply_bytes, model_check, native_final, temperature"),
     ("temperature=hot", "illusion-agent: --backend-option temperature=hot: expected a number from 0 to 2, or none "
                         "(send no temperature)"),
     ("max_reply_bytes=1e9", "illusion-agent: --backend-option max_reply_bytes=1e9: expected a whole number of "

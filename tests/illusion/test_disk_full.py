@@ -9,7 +9,7 @@ import pytest
 
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.results import read_results
+from runlines import written
 from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
@@ -27,7 +27,7 @@ async def test_samples_cut_short_by_a_full_disk_are_retried_on_resume(probes, tm
         with pytest.raises(RunFolderUnwritable):
             await run_samples(probes[:2], FunctionBackend(disk_full, "scripted"), tools, AgentConfig(task=1),
                               RunOptions(out=out, progress=False))
-        assert {r.error_kind for r in read_results(out).values()} == {"disk_full"}
+        assert {r["error_kind"] for r in written(out).values()} == {"disk_full"}
         again = await run_samples(probes[:2], FunctionBackend(line_then_yes, "scripted"), tools, AgentConfig(task=1),
                                   RunOptions(out=out, progress=False))
     assert [again[s.id].answer for s in probes[:2]] == ["yes", "yes"]

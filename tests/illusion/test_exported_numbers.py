@@ -14,10 +14,9 @@ import pytest
 
 from handstats import mcnemar_p, newcombe, stderr_n_minus_1, wilson
 from .planted_failures import PLANTED_IN
-from runlines import as_lines
+from runlines import as_lines, written
 from .test_compare import write_run
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.results import read_results
 from trompe_agents.messages import Usage
 from trompe_agents.records import SampleResult
 
@@ -110,7 +109,7 @@ def billed(out: Path, price: dict[str, float | None], tiers: dict[str, str]) -> 
     appends a newer line for a sample), returning each sample's usage."""
     usages = {}
     lines = []
-    for i, (sample_id, record) in enumerate(sorted(read_results(out).items())):
+    for i, (sample_id, record) in enumerate(sorted(written(out).items())):
         usage = Usage(input_tokens=1000 + 37 * i, output_tokens=50 + i, reasoning_tokens=3 * i, cached_tokens=i)
         usages[sample_id] = usage
         cost = price[sample_id]

@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from signalkit import STARTS
-from trompe_agents.illusion.results import read_results
+from runlines import written
 
 HERE = Path(__file__).parent
 BOUND = 120  # seconds: a bound for a run that ignores its signal (the fault this guards against), not a timing check
@@ -61,7 +61,7 @@ def test_a_signal_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp
     proc = start_run(probe_dir, out, run_env(tmp_path, TMPDIR=str(temp), TROMPE_MEMORY_BUDGET=str(budget)), started)
     try:
         wait_until(lambda: any(list(folder.iterdir()) for folder in temp.glob("trompe-spill-*"))
-                   and len(read_results(out)) >= 3, proc)  # the fourth sample's call now hangs
+                   and len(written(out)) >= 3, proc)  # the fourth sample's call now hangs
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=BOUND)
         assert proc.returncode == 128 + signum, err
@@ -81,7 +81,7 @@ def test_sigterm_to_a_scripted_run_with_workers_stops_them_all_and_the_resume_co
     out, env = tmp_path / "run", run_env(tmp_path)
     proc = start_run(probe_dir, out, env, "script", "--workers", "2")
     try:
-        wait_until(lambda: len(read_results(out)) >= 3, proc)
+        wait_until(lambda: len(written(out)) >= 3, proc)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=BOUND)
         assert proc.returncode == 143, err
@@ -94,12 +94,12 @@ def test_sigterm_to_a_scripted_run_with_workers_stops_them_all_and_the_resume_co
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    kept = read_results(out)
+    kept = written(out)
     (tmp_path / "gate").touch()
     again = subprocess.run(command(probe_dir, out, "--workers", "2"), env=env, capture_output=True, text=True,
                            timeout=BOUND * 2, **STARTS["script"])
     assert again.returncode == 0, again.stderr[-3000:]
-    records = read_results(out)
+    records = written(out)
     assert len(records) == 8 and all(r["answer"] == "yes" for r in records.values())
     assert {i: records[i] for i in kept} == kept  # what the interrupted run finished was kept, not redone
 

@@ -17,7 +17,8 @@ from diskkit import tiny_disk
 from trompe_agents.backends.base import BackendError
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
-from trompe_agents.illusion.results import RESULTS, read_results
+from trompe_agents.illusion.results import RESULTS
+from runlines import written
 from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
@@ -31,7 +32,7 @@ RUN_BOUND = 240  # seconds: a bound for a run that hangs (the fault this guards 
 
 def outcome(out: Path) -> dict:
     """What must equal a clean run's: each sample's answer, score, calls and failure."""
-    return {i: (r["answer"], r["correct"], r["tool_calls"], r["error_kind"]) for i, r in read_results(out).items()}
+    return {i: (r["answer"], r["correct"], r["tool_calls"], r["error_kind"]) for i, r in written(out).items()}
 
 
 def whole_lines(out: Path) -> list[dict]:

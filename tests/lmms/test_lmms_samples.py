@@ -34,9 +34,9 @@ def test_right_or_wrong_comes_from_the_first_metric_that_says_it_and_an_empty_re
     path = log(tmp_path / "20261205_samples_blink_jigsaw.jsonl", ["(A)", "", "B"], [True, False, False], score=True)
     meta, records = read_samples_log(path)
     assert meta["metric"] == "blink_acc" and meta["task"] == "blink_jigsaw"
-    assert [records[i]["correct"] for i in "012"] == [True, None, False]
-    assert records["1"]["answer"] is None and records["1"]["error_kind"] == "no_answer"
-    assert {r["category"] for r in records.values()} == {"Jigsaw"}
+    assert [records[i].correct for i in "012"] == [True, None, False]
+    assert records["1"].answer is None and records["1"].failure == "no_answer"
+    assert {r.category for r in records.values()} == {"Jigsaw"}
     with pytest.raises(ValueError, match="metric 'average' does not say right or wrong on every line; those "
                                          "that do: blink_acc"):
         read_samples_log(path, "average")

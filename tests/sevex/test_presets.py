@@ -67,11 +67,12 @@ def test_a_target_that_cannot_turn_thinking_off_is_said_once_and_recorded(tmp_pa
 ])
 def test_what_a_target_would_send_is_read_before_any_request(backend, model, cannot):
     from trompe_agents.backends.base import BackendOptions
-    from trompe_agents.plugins import create_backend
+    from trompe_agents.plugins import backend_settings, create_backend
     from trompe_agents.presets import PAPER, PRESETS, planned, refusals
 
+    unchecked = backend_settings(backend)(model_check=False)  # the paper's gemini-2.5-flash is retired
     target = create_backend(backend, BackendOptions(model=model, thinking="off", api_key="k",
-                                                    base_url="http://127.0.0.1:9", extra={"model_check": False}))
+                                                    base_url="http://127.0.0.1:9", settings=unchecked))
     sent = planned(target)
     assert sent["model"] == model and "thinking" in sent
     notes = refusals(PRESETS["sevex", PAPER], sent, "target")

@@ -73,6 +73,7 @@ class Comparison:
     unverified: int = 0  # pairs joined on id alone (lines written before content hashes)
     settings: list[str] = field(default_factory=list)  # what differs between the runs' fingerprints
     records: tuple[dict[str, SampleResult], dict[str, SampleResult]] = ({}, {})
+    metas: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # each side's run.json (or samples log's description)
 
     @property
     def names(self) -> tuple[str, str]:
@@ -154,7 +155,7 @@ class Comparison:
                     f"<table class='flips'><tr><th>sample</th><th>A</th><th>B</th></tr>{''.join(flips)}</table>")
 
     def to_json(self, html: Path | None = None) -> dict[str, Any]:
-        metas = [read_meta(run) for run in self.runs]
+        metas = self.metas
         flips = []
         for sample, a, b in self.flips:
             links = self.links(sample, html) if html else (None, None)
@@ -226,7 +227,8 @@ def compare_runs(run_a: Path, run_b: Path) -> Comparison:
                             paired_table([(a[i], b[i]) for i in ids])))
     flips = [(i, outcome(a[i]), outcome(b[i])) for i in paired if outcome(a[i]) != outcome(b[i])]
     settings = [text for _, text in differences(*(as_today(m.get("fingerprint") or {}) for m in metas))]
-    return Comparison(runs, rows, flips, mismatched, len(paired) - (len(known) - len(mismatched)), settings, (a, b))
+    return Comparison(runs, rows, flips, mismatched, len(paired) - (len(known) - len(mismatched)), settings, (a, b),
+                      (metas[0], metas[1]))
 
 
 def write_compare(comparison: Comparison, html: Path) -> Path:
