@@ -14,7 +14,7 @@ from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.export import summary
 from trompe_agents.illusion.report import index_page, sample_page
-from runlines import written
+from runlines import results, written
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -88,6 +88,7 @@ async def test_a_refused_sample_is_recorded_counted_and_shown_with_the_vendors_w
                               AgentConfig(task=1, router="regex"), RunOptions(out=out, progress=False))
     record = written(out)["s1"]
     assert record["error_kind"] == "refusal" and words in record["error"]
-    assert summary(read_meta(out), [record])["totals"]["failures"] == {"refusal": 1}
-    assert "failures by kind</th><td>refusal 1<" in index_page(read_meta(out), [record])
-    assert escape(words) in sample_page(record, out)  # the sample's page quotes the vendor
+    [result] = results([record])
+    assert summary(read_meta(out), [result])["totals"]["failures"] == {"refusal": 1}
+    assert "failures by kind</th><td>refusal 1<" in index_page(read_meta(out), [result])
+    assert escape(words) in sample_page(result, out)  # the sample's page quotes the vendor

@@ -15,6 +15,7 @@ if os.environ.get("CI"):
 else:
     ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'trompe[ray]')")
 
+from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend  # noqa: E402
 from trompe_agents.executors import create_executor  # noqa: E402
 from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
@@ -55,9 +56,9 @@ async def run_in_process(probes, out, executor=None, on_result=None, model="line
     import scripted
 
     async with ToolClient.in_process() as tools:
-        return await run_samples(probes, FunctionBackend(getattr(scripted, model), model=f"scripted:{model}"),
-                                 tools, AgentConfig(task=1), RunOptions(out=out, concurrency=4, progress=False),
-                                 on_result=on_result, executor=executor)
+        return as_lines(await run_samples(
+            probes, FunctionBackend(getattr(scripted, model), model=f"scripted:{model}"), tools, AgentConfig(task=1),
+            RunOptions(out=out, concurrency=4, progress=False), on_result=on_result, executor=executor))
 
 
 async def test_ray_gives_the_same_results_as_the_local_executor(ray_cluster, probes, tmp_path, scripted_path):

@@ -14,8 +14,9 @@ import pytest
 
 from handstats import mcnemar_p, newcombe, stderr_n_minus_1, wilson
 from .planted_failures import PLANTED_IN
-from runlines import as_lines, written
+from runlines import as_lines
 from .test_compare import write_run
+from trompe_agents.illusion.results import read_results
 from trompe_agents.illusion.cli import main
 from trompe_agents.messages import Usage
 from trompe_agents.records import SampleResult
@@ -101,7 +102,9 @@ def test_summary_numbers_equal_a_hand_count_of_a_real_run_with_one_failure(probe
         assert row == {"id": probe.id, "category": probe.category, "family": probe.metadata["family"],
                        "answer": "" if failed else "yes", "gold": probe.answer,
                        "correct": "" if failed else str(outcome[probe.id]), "error_kind": "server" if failed else "",
-                       "rounds": "1", "tools_used": "", "tokens": "0", "cost": ""}
+                       "rounds": "1", "tools_used": "", "tokens": "0", "cost": "",
+                       "magnitude": str(float(probe.metadata["magnitude"])),
+                       "counterfactual": str(probe.metadata["counterfactual"])}
 
 
 def billed(out: Path, price: dict[str, float | None], tiers: dict[str, str]) -> dict[str, Usage]:
@@ -109,7 +112,7 @@ def billed(out: Path, price: dict[str, float | None], tiers: dict[str, str]) -> 
     appends a newer line for a sample), returning each sample's usage."""
     usages = {}
     lines = []
-    for i, (sample_id, record) in enumerate(sorted(written(out).items())):
+    for i, (sample_id, record) in enumerate(sorted(read_results(out).items())):
         usage = Usage(input_tokens=1000 + 37 * i, output_tokens=50 + i, reasoning_tokens=3 * i, cached_tokens=i)
         usages[sample_id] = usage
         cost = price[sample_id]

@@ -26,6 +26,7 @@ from faultkit import Balancer
 from rediskit import start_replicas
 from imagekit import data_url, gradient, noise, png_bytes
 from serverkit import stop
+from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
@@ -85,8 +86,8 @@ def dataset(tmp_path, n: int) -> list[Sample]:
 
 async def run(samples, tools, out, delay: float = 0.0, on_result=None, **options):
     options = {"concurrency": 1, "progress": False, **options}
-    return await run_samples(samples, FunctionBackend(CropTwice(delay), "scripted"), tools, CONFIG,
-                             RunOptions(out=out, **options), on_result=on_result)
+    return as_lines(await run_samples(samples, FunctionBackend(CropTwice(delay), "scripted"), tools, CONFIG,
+                                      RunOptions(out=out, **options), on_result=on_result))
 
 
 def outcome(records: dict) -> dict:

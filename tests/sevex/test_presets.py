@@ -70,7 +70,7 @@ def test_what_a_target_would_send_is_read_before_any_request(backend, model, can
     from trompe_agents.plugins import backend_settings, create_backend
     from trompe_agents.presets import PAPER, PRESETS, planned, refusals
 
-    unchecked = backend_settings(backend)(model_check=False)  # the paper's gemini-2.5-flash is retired
+    unchecked = backend_settings(backend, {"model_check": "false"})  # the paper's gemini-2.5-flash is retired
     target = create_backend(backend, BackendOptions(model=model, thinking="off", api_key="k",
                                                     base_url="http://127.0.0.1:9", settings=unchecked))
     sent = planned(target)
