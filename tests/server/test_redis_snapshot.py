@@ -15,6 +15,7 @@ from PIL import Image
 
 from imagekit import gradient, png_bytes
 from rediskit import RedisServer
+from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
@@ -82,14 +83,14 @@ async def test_images_lost_to_an_older_snapshot_fail_the_sample_and_a_retry_answ
     model = CropThenAgain(snapshot_redis, second)
     async with ToolClient.in_process(ServerConfig(registry=snapshot_redis.url)) as tools:
         options = RunOptions(out=out, concurrency=1, progress=False)
-        first = await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, options)
+        first = as_lines(await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, options))
         assert model.struck
         lost = first[STRUCK]
         assert (lost["answer"], lost["error_kind"]) == (None, "tool_infrastructure"), lost
         assert "the tool server lost images it had stored for this sample" in lost["error"]
         assert all(r["answer"] == "yes" for i, r in first.items() if i != STRUCK)  # never 'no'
         again = RunOptions(out=out, concurrency=1, progress=False, retry_errors=True)
-        retried = await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, again)
+        retried = as_lines(await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, again))
     assert {i: (r["answer"], r["error_kind"], r["tool_calls"]) for i, r in retried.items()} == {
         s.id: ("yes", None, ["crop", "crop"]) for s in samples}
 
