@@ -81,6 +81,7 @@ def test_summary_numbers_equal_a_hand_count_of_a_real_run_with_one_failure(probe
     assert {k: totals[k] for k in ("right", "scored", "accuracy", "ci95")} == proportion(right, n)
     assert totals["accuracy_failures_as_wrong"] == right / 8
     assert (totals["tokens"], totals["service_tiers"]) == (0, ["standard"])  # the function backend bills nothing
+    assert totals["cost_usd"] == 0.0 and isinstance(totals["cost_usd"], float)  # nothing billed: $0.0, never 0
     assert data["groups"] == expected_groups(probes, outcome)
 
     # lmms-eval counts the failure as a wrong reply: every labelled sample, n - 1 in the standard error

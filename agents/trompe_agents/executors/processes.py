@@ -112,4 +112,15 @@ def next_message(results, procs: list) -> tuple[str, object]:
         except queue.Empty:
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
-                return "failed", f"{dead[0].name} exited with code {dead[0].exitcode}"
+                return "failed", f"{dead[0].name} {ending(dead[0].exitcode)}"
+
+
+def ending(exitcode: int) -> str:
+    """How a worker process ended, as a person reads it: a negative exit code is the signal that killed it (the OOM
+    killer sends SIGKILL)."""
+    if exitcode < 0:
+        try:
+            return f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"was killed by signal {-exitcode}"
+    return f"exited with code {exitcode}"

@@ -109,7 +109,7 @@ def summary(meta: dict[str, Any], records: list[SampleResult], scorer: str = "of
               **proportion(accuracy(records)),
               "accuracy_failures_as_wrong": accuracy(records, Policy.WRONG).value,
               "tokens": sum(r.tokens for r in records),
-              "cost_usd": None if None in costs else round(sum(c or 0.0 for c in costs), 6),
+              "cost_usd": None if None in costs else round(sum((c or 0.0 for c in costs), 0.0), 6),
               "service_tiers": sorted({r.service_tier or "standard" for r in records}),
               "roles": role_totals(records)}
     metrics = benchmark_metrics(meta.get("format"), records, scorer)
