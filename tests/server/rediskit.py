@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import redis
+from PIL import Image
 
 import needs
 from serverkit import SERVER, env_with, free_port, stop, wait_for_port
+from trompe_agents.datasets.base import Sample
 
 
 class RedisServer:
@@ -85,3 +87,12 @@ def start_replicas(registry: str, root: Path, n: int, *flags: str) -> list[tuple
 def start_replica(registry: str, root: Path, *flags: str) -> tuple[subprocess.Popen, str]:
     """One replica, as start_replicas starts them."""
     return start_replicas(registry, root, 1, *flags)[0]
+
+
+def line_samples(tmp_path: Path, n: int) -> list[Sample]:
+    """`n` samples sharing one white image, each question naming its sample (`sample s3`) so a scripted model
+    can tell them apart; the text is not ASCII, as it travels through the server and Redis."""
+    image = tmp_path / "image.png"
+    Image.new("RGB", (24, 24), "white").save(image)
+    return [Sample(f"s{i}", [image], f"Is the line in sample s{i} straight (droite, épaisse)?", answer="yes",
+                   category="line straightness") for i in range(n)]

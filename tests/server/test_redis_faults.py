@@ -20,15 +20,13 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from PIL import Image
 
 from faultkit import Balancer
-from rediskit import start_replicas
+from rediskit import line_samples, start_replicas
 from imagekit import data_url, gradient, noise, png_bytes
 from serverkit import stop
 from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend, tool_call
-from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -77,13 +75,6 @@ class CropTwice:
         return {"reasons": f"made {made}", "answer": "yes" if made == ["img_001", "img_002"] else "no"}
 
 
-def dataset(tmp_path, n: int) -> list[Sample]:
-    image = tmp_path / "image.png"
-    Image.new("RGB", (24, 24), "white").save(image)
-    return [Sample(f"s{i}", [image], f"Is the line in sample s{i} straight (droite, épaisse)?", answer="yes",
-                   category="line straightness") for i in range(n)]
-
-
 async def run(samples, tools, out, delay: float = 0.0, on_result=None, **options):
     options = {"concurrency": 1, "progress": False, **options}
     return as_lines(await run_samples(samples, FunctionBackend(CropTwice(delay), "scripted"), tools, CONFIG,
@@ -102,7 +93,7 @@ UNINTERRUPTED = {f"s{i}": ("yes", True, ["crop", "crop"], [], None) for i in ran
 async def test_sessions_evicted_under_load_fail_their_samples_and_a_retry_answers_them(cluster, tmp_path):
     """The docs' shared token with a quota below --concurrency: opens evict other samples' sessions."""
     balancer = cluster(1, "--token", TOKEN, "--max-sessions-per-client", "2")
-    samples, out = dataset(tmp_path, 8), tmp_path / "run"
+    samples, out = line_samples(tmp_path, 8), tmp_path / "run"
     async with ToolClient.http(balancer.url, TOKEN) as tools:
         first = await run(samples, tools, out, delay=0.05, concurrency=6)
         failed = [r for r in first.values() if r["answer"] is None]
@@ -119,7 +110,7 @@ async def test_sessions_evicted_under_load_fail_their_samples_and_a_retry_answer
 async def test_a_replica_killed_mid_run_costs_nothing(cluster, tmp_path):
     """The client reconnects through the balancer to the other replica and resends; nothing is duplicated."""
     balancer = cluster(2)
-    samples, out = dataset(tmp_path, 12), tmp_path / "run"
+    samples, out = line_samples(tmp_path, 12), tmp_path / "run"
 
     def kill_first_replica(record: dict) -> None:
         if cluster.procs[0].poll() is None:
@@ -134,7 +125,7 @@ async def test_a_replica_killed_mid_run_costs_nothing(cluster, tmp_path):
 @pytest.mark.parametrize("how", ["restart", "kill -9"])
 async def test_a_redis_restart_mid_run_ends_as_an_uninterrupted_run(cluster, own_redis, tmp_path, how):
     balancer = cluster(2)
-    samples, out = dataset(tmp_path, 12), tmp_path / "run"
+    samples, out = line_samples(tmp_path, 12), tmp_path / "run"
     restarted = threading.Event()
 
     def restart() -> None:
@@ -288,7 +279,7 @@ async def test_a_hung_replica_costs_a_sample_at_most_one_deadline_and_the_resend
     deadline = 4.0
     balancer = cluster(2)
     hung = cluster.procs[0]
-    samples, out = dataset(tmp_path, 12), tmp_path / "run"
+    samples, out = line_samples(tmp_path, 12), tmp_path / "run"
 
     def stop_first_replica(record: dict) -> None:
         if hung.poll() is None and not getattr(hung, "stopped", False):

@@ -11,13 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from PIL import Image
 
 from imagekit import gradient, png_bytes
-from rediskit import RedisServer
+from rediskit import RedisServer, line_samples
 from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend, tool_call
-from trompe_agents.datasets.base import Sample
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
@@ -67,19 +65,12 @@ class CropThenAgain:
         return {"reasons": f"made {made}", "answer": "yes" if made == ["img_001", "img_002"] else "no"}
 
 
-def dataset(tmp_path, n: int) -> list[Sample]:
-    image = tmp_path / "image.png"
-    Image.new("RGB", (24, 24), "white").save(image)
-    return [Sample(f"s{i}", [image], f"Is the line in sample s{i} straight?", answer="yes",
-                   category="line straightness") for i in range(n)]
-
-
 @pytest.mark.parametrize("second", ["img_001", "original"], ids=["asks-for-the-lost-image", "gets-its-id-again"])
 async def test_images_lost_to_an_older_snapshot_fail_the_sample_and_a_retry_answers_it(snapshot_redis, tmp_path,
                                                                                      second):
     """Asking for the lost img_001 gets "unknown image" from the server; cropping the original again gets
     img_001 a second time (the session's counter went back too): either is the server's loss, not the model's."""
-    samples, out = dataset(tmp_path, 4), tmp_path / "run"
+    samples, out = line_samples(tmp_path, 4), tmp_path / "run"
     model = CropThenAgain(snapshot_redis, second)
     async with ToolClient.in_process(ServerConfig(registry=snapshot_redis.url)) as tools:
         options = RunOptions(out=out, concurrency=1, progress=False)
