@@ -63,8 +63,8 @@ def _usage(value: Any) -> Usage:
     if not isinstance(value, dict):
         return Usage()
     known = {f.name for f in fields(Usage)}
-    counts = {k: v for k, v in value.items() if k in known and (_count(v) == v and v is not False or v is None
-                                                                 or k == "long" and isinstance(v, dict))}
+    counts = {k: v for k, v in value.items() if k in known and (
+        _count(v) is v or k == "image_tokens" and v is None or k == "long" and isinstance(v, dict))}
     try:
         return Usage(**counts)
     except TypeError:

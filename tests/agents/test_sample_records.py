@@ -47,6 +47,15 @@ def test_any_json_object_comes_back_as_it_was(line):
     assert SampleResult.from_json(line).to_json() == line
 
 
+@pytest.mark.parametrize("usage", [{"input_tokens": None, "output_tokens": 5}, {"input_tokens": "7"},
+                                   {"output_tokens": 2.5}, {"input_tokens": True}, [3], {"long": {"bad": 1}}])
+def test_token_counts_of_an_unexpected_shape_read_as_none_and_the_line_keeps_them(usage):
+    line = {"id": "s0", "usage": usage}
+    result = SampleResult.from_json(line)
+    assert result.tokens == (5 if usage == {"input_tokens": None, "output_tokens": 5} else 0)
+    assert result.to_json() == line
+
+
 @pytest.mark.parametrize(("line", "failed", "why"), [
     (ANSWERED, False, None), (RESCUED, False, None), (INVALID, True, "invalid_answer"), (DISK_FULL, True, "disk_full"),
     (OLD_DEFAULT, True, "no_answer"), (THIRD_PARTY, True, "acme_overheated"), (NO_KIND, True, "no_answer"),
