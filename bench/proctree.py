@@ -39,6 +39,21 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def children(pid: int) -> list[int]:
+    """The children of every thread of `pid`, from /proc; a thread or process that ends while we read has none."""
+    found: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except (FileNotFoundError, ProcessLookupError):
+        return found
+    for task in tasks:
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
 def descendants(root: int) -> set[int]:
     """`root` and every live process below it, found by scanning /proc for parent ids."""
     children: dict[int, list[int]] = {}

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
 
 from proctree import ProcessTree  # noqa: E402
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proctree import children
 
 import leftovers
 import needs
@@ -42,8 +43,7 @@ def wait_for_descendant(pid: int, cmdline: str) -> int:
         below, todo = [], [pid]
         while todo:
             parent = todo.pop()
-            with contextlib.suppress(OSError):
-                todo += [int(c) for c in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+            todo += children(parent)
             below.append(parent)
         for child in below[1:]:
             with contextlib.suppress(OSError):

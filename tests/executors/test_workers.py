@@ -11,6 +11,8 @@ from trompe_agents.executors import create_executor
 from trompe_agents.illusion.runmeta import read_meta
 from trompe_agents.trace import read_events
 
+from proctree import children
+
 from executorkit import comparable, gate, result_lines, run_cli, spec_for
 
 
@@ -36,10 +38,6 @@ def test_workers_must_be_positive():
         create_executor("local", spec_for(Path("run")), workers=0)
 
 
-def children(pid: int) -> set[int]:
-    return {int(c) for path in Path(f"/proc/{pid}/task").glob("*/children") for c in path.read_text().split()}
-
-
 def wait_gone(pids: set[int], timeout: float = 30) -> set[int]:
     """The pids still alive after up to `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -63,7 +61,7 @@ def test_driver_killed_with_sigkill_takes_its_workers_and_resumes(probe_dir, pro
     deadline = time.monotonic() + 120
     while len(result_lines(out)) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
-    workers = children(proc.pid)
+    workers = set(children(proc.pid))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     before = [json.loads(line) for line in result_lines(out)]

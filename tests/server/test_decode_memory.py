@@ -14,6 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from PIL import Image
+from proctree import children
 
 from serverkit import env_with
 
@@ -58,8 +59,7 @@ async def peak_rss(folder: Path, source: str, tool: dict | None) -> int:
                                    args=["-c", "from trompe_server.cli import main; main()", "--root", str(folder),
                                          "--memory-budget", "256MiB"])
     async with Client(params) as client:
-        children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text().split()
-        pid = int(children[-1])
+        pid = children(os.getpid())[-1]
         opened = await client.call_tool("open_session", {"source": source})
         assert not opened.is_error, opened.content[0].text
         if tool is not None:

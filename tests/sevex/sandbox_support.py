@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))  # proctree: shared with the benches
 
 import needs
-from proctree import state, wait_gone
+from proctree import children, state, wait_gone
 from trompe_agents.sevex.isolation import Isolation
 
 
@@ -25,7 +20,7 @@ def descendants(pid: int | None = None) -> set[int]:
     found: set[int] = set()
     todo = [pid or os.getpid()]
     while todo:
-        for child in _children(todo.pop()):
+        for child in children(todo.pop()):
             letter = state(child)
             if letter is None:
                 continue
@@ -37,17 +32,7 @@ def descendants(pid: int | None = None) -> set[int]:
 
 def zombies() -> set[int]:
     """Dead, unreaped children of this process (what an orphaned sandbox leaves when we are a subreaper)."""
-    return {child for child in _children(os.getpid()) if state(child) == "Z"}
-
-
-def _children(pid: int) -> list[int]:
-    """The children of every thread of `pid`; a thread that ends while we read has none."""
-    found = []
-    with contextlib.suppress(FileNotFoundError):  # the process itself has gone
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-                found += [int(child) for child in (task / "children").read_text().split()]
-    return found
+    return {child for child in children(os.getpid()) if state(child) == "Z"}
 
 
 def survivors(timeout: float = 15.0) -> set[int]:

@@ -11,6 +11,7 @@ import pytest
 from attack_programs import UNGUARD
 from hypothesis import given
 from hypothesis import strategies as st
+from proctree import children
 from sandbox_support import require_os_sandbox
 
 from trompe_agents.sevex import sandbox_frames as frames
@@ -115,11 +116,8 @@ async def test_code_without_main_is_reported(sandbox):
 
 def sandbox_children() -> set[int]:
     """Our live sandbox child processes (read from /proc, so nothing of ours is trusted to report them)."""
-    pids = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        pids |= {int(p) for p in (task / "children").read_text().split()}
     alive = set()
-    for pid in pids:
+    for pid in children(os.getpid()):
         try:
             status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
