@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from inspect_scripts import trompe_script
 
+from handstats import stderr_n_minus_1
 from runlines import as_lines, results
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets.load import load_dataset, resolve_task
@@ -98,7 +99,10 @@ async def test_task_scores_equal_illusion_agent_run(name, tmp_path, mock_model):
     fmt = load_dataset(args["dataset"], images_root=args.get("images_root")).format
     values = metric_values(log)
     labelled = [r for r in ours.values() if r["label"] is not None and r["answer"] is not None]  # failed: apart
-    assert values["accuracy"] == pytest.approx(sum(bool(r["correct"]) for r in labelled) / len(labelled))
+    right = sum(bool(r["correct"]) for r in labelled)
+    assert values["accuracy"] == pytest.approx(right / len(labelled))
+    if len(labelled) > 1:  # Inspect's stderr: the sample standard deviation (n - 1) over sqrt(n), by hand
+        assert values["stderr"] == pytest.approx(stderr_n_minus_1(right, len(labelled)), abs=1e-12)
     for scorer in scorers_for(fmt):
         # Inspect scores the answered samples (the failed ones are errors to retry); trompe counts failed as wrong
         expected = benchmark_metrics(fmt, results(r for r in ours.values() if r["answer"] is not None), scorer)
