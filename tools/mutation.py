@@ -86,6 +86,13 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "schemas": (["trompe_server/tool_schemas.py"],
                 ["tests/server/test_tool_schemas.py", "tests/server/test_tool_names.py",
                  "tests/server/test_argument_messages.py", "tests/server/test_session_tools.py"]),
+    "limits": (["trompe_server/limits.py"], ["tests/server/test_limits.py", "tests/docs/test_scaling_commands.py"]),
+    # exports: what report --json, samples.csv and compare --json write, against the hand counts
+    "exports": (["trompe_agents/illusion/export.py", "trompe_agents/illusion/stats.py",
+                 "trompe_agents/illusion/compare.py"],
+                ["tests/illusion/test_exported_numbers.py", "tests/illusion/test_exports.py",
+                 "tests/illusion/test_stats.py", "tests/illusion/test_compare.py",
+                 "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py"]),
 }
 
 # Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),

@@ -217,3 +217,32 @@ async def test_a_file_of_exactly_2kib_is_read_under_a_2kib_limit_and_one_byte_mo
         assert not result.is_error, result.content[0].text
         refused = await client.call_tool("open_session", {"source": str(over)})
         assert refused.is_error and "file is 2049 bytes, over the 2048 byte limit" in refused.content[0].text
+
+
+@pytest.mark.parametrize("written", ["2e15", "1e400", "inf", "1000000000000001"])
+def test_a_limit_above_the_largest_accepted_is_refused_with_the_range(written):
+    """Finite but too large (2e15, 10^15 + 1) and overflowing (1e400, inf) alike: one line with the range."""
+    with pytest.raises(ValueError) as refused:
+        Limits.from_env({"TROMPE_MAX_IMAGES": written})
+    assert str(refused.value) == (f"max_images: {written!r} is too large; accepted: a positive number up to 1e+15 "
+                                  "(examples: 500, 2GiB, 512MiB)")
+
+
+def test_the_largest_accepted_limit_and_the_smallest_positive_one():
+    assert Limits.from_env({"TROMPE_MAX_IMAGES": "1000000000000000"}).max_images == 10 ** 15
+    assert Limits.from_env({}, max_images=1).max_images == 1  # 1 is positive: a one-image session is allowed
+    assert Limits.from_env({"TROMPE_IDLE_TIMEOUT": "0.25"}).idle_timeout == 0.25
+
+
+def test_a_fraction_of_a_unit_is_whole_bytes_and_a_unit_on_a_time_stays_a_float():
+    """0.1MiB is 104857.6 bytes: whole bytes (rounded down), not refused as "not a whole number"; a unit written on
+    a float setting keeps the float type."""
+    assert Limits.from_env({"TROMPE_MAX_SOURCE_BYTES": "0.1MiB"}).max_source_bytes == 104857
+    timeout = Limits.from_env({"TROMPE_IDLE_TIMEOUT": "1KiB"}).idle_timeout
+    assert (timeout, type(timeout)) == (1024.0, float)
+
+
+@pytest.mark.parametrize(("value", "written"), [(2 * GiB, "2GiB"), (3 * MiB, "3MiB"), (MiB + 1, "1048577"),
+                                                 (3600.0, "3600"), (0.5, "0.5"), (2.5, "2.5")])
+def test_help_texts_write_each_default_as_a_user_would(value, written):
+    assert format_limit(value) == written
