@@ -179,9 +179,18 @@ def stage(plan: dict, sources: list[int]) -> None:
           f"mode=0700,uid={owner[0]},gid={owner[1]},size={plan['bytes']},nr_inodes={plan['files']}")
 
 
+def join(procs: list[str]) -> None:
+    """Into the sandbox's cgroup (its cgroup.procs files, one per hierarchy), before anything else: every
+    process the launcher starts is then inside it, bounded and counted."""
+    for path in procs:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+
+
 def main() -> None:
     plan, parent = json.loads(sys.argv[1]), int(sys.argv[2])
     argv = sys.argv[sys.argv.index("--") + 1:]
+    join(plan["cgroups"])
     die_with(parent)  # nothing to clean up before bubblewrap starts
     root = os.geteuid() == 0
     os.set_inheritable(plan["report"], False)  # ours: bubblewrap and the program never hold it
