@@ -66,11 +66,11 @@ def _bound_reached(counters: Counters | None, limits: SandboxLimits) -> tuple[st
     ended a process of the sandbox (`memory`), or pids.max refused one (`crashed`: the sandbox could not run)."""
     if counters is not None and counters.oom_kills:
         return "memory", (f"the sandbox's memory bound ({limits.cgroup_memory_bytes // 2**20:,} MiB, kernel memory "
-                          f"included) was reached: the kernel's OOM killer ended {counters.oom_kills} of its "
-                          f"processes (cgroup oom_kill {counters.oom_kills})")
+                          f"included) was reached: the kernel's OOM killer ended it (cgroup oom_kill "
+                          f"{counters.oom_kills})")
     if counters is not None and counters.pids_refused:
         return "crashed", (f"the sandbox's process bound ({limits.processes}) was reached: the kernel refused "
-                           f"{counters.pids_refused} new processes (cgroup pids.events max {counters.pids_refused})")
+                           f"new processes (cgroup pids.events max {counters.pids_refused})")
     return None
 
 
