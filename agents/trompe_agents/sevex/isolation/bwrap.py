@@ -7,7 +7,9 @@ are within reach); its only writable place is a private tmpfs capped in bytes an
 the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. The
 child puts itself under an allow-list seccomp filter before its job arrives and hands the parent the filter's
 listener over a socket passed in (sandbox_filter.py); the launcher reports the CPU time the sandbox's
-processes used on a pipe of its own. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
+processes used on a pipe of its own. Where SEVEX can make one, each sandbox has a cgroup of its own
+(cgroup.py) bounding the memory (kernel memory included) and number of its processes, which the launcher
+joins first. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
 pid 1 of the launcher's own pid namespace, so whatever ends the launcher, that pid 1 or bubblewrap (a
 wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of its start.
 """
@@ -155,7 +157,7 @@ class Bwrap(Isolation):
         if isinstance(where, str):
             head = f"no cgroup ({where}), so no bound on the sandbox's kernel memory but the filter's"
         else:
-            head = where.describe(limits)
+            head = where.describe(limits.cgroup_memory_bytes, limits.processes)
             memory = f"the cgroup and {memory}"
         return (f"sandbox bounds ({head}): memory by {memory} and the work tmpfs ({limits.disk_bytes // 2**20:,} "
                 f"MiB, {limits.disk_files:,} files), CPU by RLIMIT_CPU ({limits.cpu_seconds} s), kernel objects by "

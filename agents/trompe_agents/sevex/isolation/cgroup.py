@@ -51,13 +51,13 @@ class Layout:
     def oom_counter(self) -> str:
         return "memory.events" if self.version == 2 else "memory.oom_control"
 
-    def describe(self, limits) -> str:
-        """The bound in words, for `bounds()`."""
+    def describe(self, memory_bytes: int, processes: int) -> str:
+        """The bounds in words, for `bounds()`."""
         kernel = ("kernel and socket memory included" if self.version == 2 else
                   "kernel memory included, which this version charges to the same counter")
         return (f"cgroup v{self.version} per sandbox under {self.memory}"
                 f"{'' if self.memory == self.pids else f' and {self.pids}'}: {self.memory_limit} "
-                f"{limits.cgroup_memory_bytes // 2**20:,} MiB ({kernel}), pids.max {limits.processes}")
+                f"{memory_bytes // 2**20:,} MiB ({kernel}), pids.max {processes}")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """Starts bubblewrap for one sandbox: never as host root, with a work tmpfs whose bytes and files are capped.
 
 Run by the host interpreter (`python -I -S launcher.py PLAN PARENT -- bwrap ...`), outside the sandbox and
-before any generated code exists, so it is trusted; standard library only. In a mount namespace of its own
+before any generated code exists, so it is trusted; standard library only. It first joins the sandbox's
+cgroup, where SEVEX made one (cgroup.py), so it and every process it starts are bounded and counted there. In
+a mount namespace of its own
 (and, when not root, a user namespace of its own, where it may mount) it covers the stage folder with a
 tmpfs holding the work tmpfs, mounted with `size=` and `nr_inodes=` (bubblewrap's `--tmpfs` caps neither the
 file count nor, before 0.9, the bytes), and a bind of every read-only source, opened before anything is
