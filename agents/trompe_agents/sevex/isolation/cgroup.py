@@ -1,15 +1,15 @@
 """A cgroup per sandbox, where the host lets us make one: the kernel bounds the memory of all its processes
 (kernel memory included) and their number, and counts what it refused or killed.
 
-cgroup v2 where our own folder is delegated to us with the memory and pids controllers (enabled, or enabled
-here, for its children); else cgroup v1's memory and pids hierarchies where we may make folders in them
-(root, in most containers), each under the place this process has in that hierarchy (/proc/self/cgroup), so
-the host's bounds on us hold for our sandboxes too. Each sandbox's folders are `trompe-sevex-<our pid>-<n>`,
-made before its launcher starts; the launcher writes itself into their cgroup.procs before anything else, so
-every process of the sandbox is inside from its launcher's first instruction. They are removed when the
-sandbox ends, any member left killed first; a folder whose owner pid has no process (a SEVEX killed before it
-could remove it) is removed by the next SEVEX that makes one. Standard library only: the launcher and the
-copy run as `nobody` in the tests import nothing else.
+cgroup v2 where the nearest folder at or above our own that gives its children the memory and pids
+controllers is delegated to us (we may make folders and move processes there); else cgroup v1's memory and
+pids hierarchies where we may make folders in both (root, in most containers), under the place this process
+has in each (/proc/self/cgroup), so the host's bounds on us hold for our sandboxes too. Each sandbox's folders
+are `trompe-sevex-<our pid>-<n>`, made before its launcher starts; the launcher writes itself into their
+cgroup.procs before anything else, so every process of the sandbox is inside from its launcher's first
+instruction. They are removed when the sandbox ends, any member left killed first; a folder whose owner pid
+has no process (a SEVEX killed before it could remove it) is removed by the next SEVEX that makes one.
+Standard library only, as all of the sandbox's side is.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import os
 import re
 import select
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,19 +104,26 @@ def _own_folder(controller: str | None) -> Path | None:
 
 
 def _v2() -> Layout | str:
-    """Our v2 folder, delegated with memory and pids for its children; else why not."""
-    folder = _own_folder(None)
-    if folder is None:
+    """The nearest v2 folder at or above our own whose children get the memory and pids controllers (its
+    cgroup.subtree_control lists both: one holding processes, such as ours, cannot) and where we may make
+    folders and move processes into them; else why not. Nothing is enabled here: that is the host's to
+    delegate (a systemd slice does for its children, and a user's own manager for the user)."""
+    own = _own_folder(None)
+    if own is None:
         return "no cgroup v2 mounted"
-    try:
-        controllers = set((folder / "cgroup.controllers").read_text().split())
-        if not {"memory", "pids"} <= controllers:
-            return f"cgroup v2 {folder} offers {' '.join(sorted(controllers)) or 'no controllers'}, not memory and pids"
-        if not {"memory", "pids"} <= set((folder / "cgroup.subtree_control").read_text().split()):
-            (folder / "cgroup.subtree_control").write_text("+memory +pids")
-    except OSError as exc:
-        return f"cgroup v2 {folder} is not delegated to us ({exc.strerror})"
-    return Layout(2, folder, folder)
+    top = next((point for _, point, kind, _ in _mounts() if kind == "cgroup2" and own.is_relative_to(point)), own)
+    for folder in (own, *own.parents):
+        try:
+            enabled = set((folder / "cgroup.subtree_control").read_text().split())
+        except OSError:
+            enabled = set()
+        if {"memory", "pids"} <= enabled:
+            if os.access(folder, os.W_OK) and os.access(folder / "cgroup.procs", os.W_OK):
+                return Layout(2, folder, folder)
+            return f"cgroup v2 {folder} is not delegated to uid {os.geteuid()}"
+        if folder == top:
+            break
+    return f"cgroup v2: no folder at or above {own} enables memory and pids for its children"
 
 
 def _v1() -> Layout | str:
@@ -142,13 +150,26 @@ def layout() -> Layout | str:
             reasons.append(found)
             continue
         try:
-            probe = SandboxCgroup.make(found, 64 * 2**20, 1)
+            probe = SandboxCgroup.make(found, 64 * 2**20, 4)
         except OSError as exc:
             reasons.append(f"cgroup v{found.version} under {found.memory}: {exc}")
             continue
+        joined = _joins(probe)
         probe.remove()
-        return found
+        if joined:
+            return found
+        reasons.append(f"cgroup v{found.version} under {found.memory}: a process cannot be moved into it")
     return "; ".join(reasons)
+
+
+def _joins(group: SandboxCgroup) -> bool:
+    """Whether a process of ours can write itself into the group's cgroup.procs, as the launcher will."""
+    join = 'for procs; do echo $$ > "$procs" || exit 1; done'
+    try:
+        return subprocess.run(["/bin/sh", "-c", join, "sh", *group.procs], stderr=subprocess.DEVNULL, env={},
+                              check=False, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 class SandboxCgroup:
