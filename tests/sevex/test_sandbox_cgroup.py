@@ -165,3 +165,12 @@ def test_as_an_unprivileged_user_the_sandbox_runs_without_a_cgroup_and_says_so()
     allocated, over = run_programs_as_nobody([ALLOCATE, big], LIMITS)
     assert (allocated["kind"], allocated["answer"]) == ("ok", str(400 * 2**20)), allocated
     assert over["kind"] == "memory" and over["error"] == "memory limit reached", over
+
+
+def test_sevex_says_which_cgroup_bounds_its_sandboxes():
+    """The one line `sevex explore` and `sevex apply` print names the cgroup, its folders and its limits."""
+    where = layout()
+    line = require_os_sandbox().bounds(LIMITS)
+    assert line.startswith(f"sandbox bounds (cgroup v{where.version} per sandbox under {where.memory}"), line
+    assert f"{where.memory_limit} 128 MiB (kernel " in line and "pids.max 16)" in line, line
+    assert "memory by the cgroup and RLIMIT_AS (1,024 MiB)" in line, line
