@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import statistics
 import sys
 import tempfile
@@ -74,18 +75,27 @@ async def sandbox_starts(isolation: Isolation, repeats: int, warm: int) -> list[
     return times
 
 
-async def reaped_inline(isolation: Isolation, repeats: int) -> list[float]:
-    """A cold start that waits for the process to be reaped and its folder deleted before answering."""
+def cpu_seconds() -> float:
+    """CPU time of this process and of the children it has reaped (the kernel's rusage, in microseconds where
+    /proc/self/stat counts 10 ms ticks): a sandbox's processes, launcher down, once reaped."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def reaped_inline(isolation: Isolation, repeats: int) -> tuple[list[float], list[float]]:
+    """A cold start that waits for the process to be reaped and its folder deleted before answering: its wall
+    time, and the CPU it took in all (SEVEX's share and the sandbox's), which the machine's load leaves alone."""
     limits = SandboxLimits()
     job = {"code": TRIVIAL, "prompt": "", "images": [], "question": "", "api": {}}
-    times = []
+    times, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         worker = await Worker.start(isolation, limits)
         await worker.run(job, {}, limits)
         await worker.close()
         times.append(time.perf_counter() - start)
-    return times
+        cpu.append(cpu_seconds() - start_cpu)
+    return times, cpu
 
 
 async def per_sample(isolation: Isolation, data: list[Sample], repeats: int) -> list[float]:
@@ -126,7 +136,8 @@ def row(name: str, base: list[float], times: list[float]) -> str:
 
 async def measure(isolation: Isolation, args: argparse.Namespace, data: list[Sample], folder: Path):
     """Every row's times under one isolation."""
-    return [await sandbox_starts(isolation, args.repeats, warm=0), await reaped_inline(isolation, args.repeats),
+    reaped, cpu = await reaped_inline(isolation, args.repeats)
+    return [await sandbox_starts(isolation, args.repeats, warm=0), reaped, cpu,
             await sandbox_starts(isolation, args.repeats, warm=2), await per_sample(isolation, data, args.repeats),
             await per_iteration(isolation, data, args.iterations, folder)]
 
@@ -141,7 +152,8 @@ async def main() -> None:
         data = samples(Path(tmp), args.samples)
         base = await measure(choose("none"), args, data, Path(tmp) / "none")
         times = await measure(choose("bwrap"), args, data, Path(tmp) / "bwrap")
-    names = ["sandbox start, cold", "sandbox start, cold, reaped before answering", "sandbox start, warm pool",
+    names = ["sandbox start, cold", "sandbox start, cold, reaped before answering",
+             "  the same: CPU time (SEVEX + sandbox)", "sandbox start, warm pool",
              "one dev sample (sandbox+crop+ask, 512x256)", f"one iteration ({args.samples} dev samples, 3 roles)"]
     print("| what (zero-latency models), median           | none ms | bwrap ms | bwrap / none |")
     print("|----------------------------------------------|---------|----------|--------------|")

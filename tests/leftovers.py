@@ -4,9 +4,9 @@ The suite gets a temp dir of its own (TMPDIR, inherited by every subprocess) and
 every process it starts inherits. A process that starts with an empty environment (a bubblewrap sandbox's
 child, `--clearenv`) carries no marker, so the suite also claims its process tree: the test process is made
 the child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER), so a process whose parent died is reparented to it,
-not to pid 1, and stays in the tree. At the end, anything in that dir besides pytest's own folders, or any live
-process that carries the marker or descends from this process or from a marked one, fails the run with a list
-of what was left.
+not to pid 1, and stays in the tree. At the end, anything in that dir besides pytest's own folders, any live
+process that carries the marker or descends from this process or from a marked one, or any sandbox cgroup
+made during the run whose owner is gone or ours, fails the run with a list of what was left.
 
 Under pytest-xdist the controller does this for the whole run: its workers take its temp dir and marker as their
 own, and it checks once they have exited (their orphans are reparented to it, the subreaper above them).
@@ -104,9 +104,12 @@ def _processes() -> dict[int, tuple[int, bool, str]]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    global _cgroups_before
     if not is_xdist_worker() and (os.environ.get(MARKER) != _token or not _tmp.is_dir()):
         activate()
     claim_orphans()
+    if not is_xdist_worker():
+        _cgroups_before = cgroup_folders()
 
 
 def marked_processes() -> list[tuple[int, str]]:
@@ -137,6 +140,31 @@ def leftover_files() -> list[str]:
     return sorted(p.name for p in _tmp.iterdir() if not p.name.startswith(NOT_OURS))
 
 
+def cgroup_folders() -> set[Path]:
+    """The SEVEX sandbox cgroups (isolation/cgroup.py) of any owner, where this process would make its own."""
+    from trompe_agents.sevex.isolation import cgroup
+
+    where = cgroup.layout()
+    if isinstance(where, str):
+        return set()
+    return {entry for parent in where.parents for entry in parent.iterdir() if cgroup.NAME.fullmatch(entry.name)}
+
+
+_cgroups_before: set[Path] = set()
+
+
+def leftover_cgroups() -> list[str]:
+    """Sandbox cgroups made during this run and still there, but those of a live process not of this run
+    (another run's on a shared machine): their owner pid is in the folder's name."""
+    ours = {os.getpid(), *(pid for pid, _ in marked_processes())}
+    left = []
+    for folder in cgroup_folders() - _cgroups_before:
+        owner = int(folder.name.split("-")[2])
+        if owner in ours or not Path(f"/proc/{owner}").exists():
+            left.append(str(folder))
+    return sorted(left)
+
+
 @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if is_xdist_worker():
@@ -146,10 +174,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     while processes and time.monotonic() < deadline:
         time.sleep(0.2)
         processes = marked_processes()
-    files = leftover_files()
+    files, cgroups = leftover_files(), leftover_cgroups()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if files or processes:
+    if files or processes or cgroups:
         lines = [f"left in the temp dir: {name}" for name in files]
+        lines += [f"cgroup left: {folder}" for folder in cgroups]
         lines += [f"still running: pid {pid}: {cmd[:200]}" for pid, cmd in processes]
         if reporter:
             reporter.write_sep("=", "the test run left things behind", red=True)

@@ -8,11 +8,13 @@ instead of through the plugin registry, which needs the project's dependencies: 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from sandbox_support import require_os_sandbox
@@ -56,12 +58,21 @@ async def run():
 asyncio.run(run())
 '''
 
+BOUNDS = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from trompe_agents.sevex.isolation import choose
+from trompe_agents.sevex.sandbox import SandboxLimits
+print(choose().bounds(SandboxLimits(**json.loads(sys.argv[2]))))
+'''
 
-def run_programs_as_nobody(programs: list[str], limits: SandboxLimits) -> list[dict]:
-    """Each program's kind, answer and error, run by user nobody (a skip when not root or not possible)."""
+
+@contextlib.contextmanager
+def sandbox_copy() -> Iterator[Path]:
+    """A world-readable copy of the sandbox's modules in /tmp (traversable by nobody), removed afterwards."""
     nobody_python()
     require_os_sandbox()
-    copy = Path(tempfile.mkdtemp(prefix="trompe-unprivileged-", dir="/tmp"))  # /tmp: traversable by nobody
+    copy = Path(tempfile.mkdtemp(prefix="trompe-unprivileged-", dir="/tmp"))
     try:
         for package in ("trompe_agents/__init__.py", "trompe_agents/sevex/__init__.py"):
             (copy / package).parent.mkdir(parents=True, exist_ok=True)
@@ -76,9 +87,23 @@ def run_programs_as_nobody(programs: list[str], limits: SandboxLimits) -> list[d
             os.chmod(folder, 0o755)
             for name in files:
                 os.chmod(os.path.join(folder, name), 0o644)
-        done = run_as_nobody(["-c", RUNNER, str(copy), json.dumps(dataclasses.asdict(limits)),
-                              json.dumps(programs)], timeout=120)
+        yield copy
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+
+
+def run_programs_as_nobody(programs: list[str], limits: SandboxLimits) -> list[dict]:
+    """Each program's kind, answer and error, run by user nobody (a skip when not root or not possible)."""
+    with sandbox_copy() as copy:
+        done = run_as_nobody(["-c", RUNNER, str(copy), json.dumps(dataclasses.asdict(limits)),
+                              json.dumps(programs)], timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
+
+
+def bounds_as_nobody(limits: SandboxLimits) -> str:
+    """The line `sevex` prints about the sandbox's bounds, as user nobody would see it."""
+    with sandbox_copy() as copy:
+        done = run_as_nobody(["-c", BOUNDS, str(copy), json.dumps(dataclasses.asdict(limits))], timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from attack_programs import UNGUARD, main
 from sandbox_as_nobody import run_programs_as_nobody
-from sandbox_support import descendants, require_os_sandbox, survivors, zombies
+from sandbox_support import descendants, require_os_sandbox, survivors, sweep_abandoned_cgroups, zombies
 
 from trompe_agents.sevex import sandbox_frames
 from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
@@ -232,6 +232,7 @@ def test_sigkill_of_the_parent_while_its_pool_starts_leaves_no_sandbox(subreaper
     assert survivors() == set()
     for pid in zombies() - before:  # the killed parents' launchers and bubblewraps, re-parented to us
         os.waitpid(pid, 0)
+    sweep_abandoned_cgroups()
 
 
 def test_a_launcher_killed_alone_while_bubblewrap_holds_its_new_init_leaves_no_sandbox(subreaper):
@@ -266,3 +267,4 @@ def test_a_launcher_killed_alone_while_bubblewrap_holds_its_new_init_leaves_no_s
         launcher.stdin.close()
         for pid in zombies() - before:  # what died after being re-parented to us
             os.waitpid(pid, 0)
+        launch.cleanup()  # its cgroup, where it has one

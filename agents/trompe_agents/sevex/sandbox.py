@@ -13,6 +13,7 @@ from typing import Any
 
 from . import sandbox_frames as frames
 from .isolation import Isolation, Launch, SandboxLimits, choose
+from .isolation.cgroup import Counters
 from .sandbox_listener import FilterRecord
 
 __all__ = ["Handler", "ProgramResult", "Sandbox", "SandboxLimits", "Worker"]
@@ -60,13 +61,30 @@ def _checked(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_statuses: bool) -> tuple[str, str]:
-    """How a program that sent no result ended, from the parent's own view: its signal (a negative code, or
-    128 + N where the isolation reports signals so and keeps the program from exiting with such a status),
-    else its exit status, which is the program's to choose and so always `crashed`. A CPU timeout is a CPU
-    limit's signal after `cpu_seconds` reached the limit: the kernel's count of the program's CPU time. Without
-    that count (`--sandbox none`, trusted code, or a launcher that could not report) SIGXCPU alone is read as
-    the limit."""
+def _bound_reached(counters: Counters | None, limits: SandboxLimits) -> tuple[str, str] | None:
+    """A kind and reason from the kernel's counts in the sandbox's cgroup, where it has one: its OOM killer
+    ended a process of the sandbox (`memory`), or pids.max refused one (`crashed`: the sandbox could not run)."""
+    if counters is not None and counters.oom_kills:
+        return "memory", (f"the sandbox's memory bound ({limits.cgroup_memory_bytes // 2**20:,} MiB, kernel memory "
+                          f"included) was reached: the kernel's OOM killer ended it (cgroup oom_kill "
+                          f"{counters.oom_kills})")
+    if counters is not None and counters.pids_refused:
+        return "crashed", (f"the sandbox's process bound ({limits.processes}) was reached: the kernel refused "
+                           f"new processes (cgroup pids.events max {counters.pids_refused})")
+    return None
+
+
+def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_statuses: bool,
+            counters: Counters | None = None) -> tuple[str, str]:
+    """How a program that sent no result ended, from the parent's own view: the kernel's counts in its cgroup
+    (`_bound_reached`), else its signal (a negative code, or 128 + N where the isolation reports signals so and
+    keeps the program from exiting with such a status), else its exit status, which is the program's to choose
+    and so always `crashed`. A CPU timeout is a CPU limit's signal after `cpu_seconds` reached the limit: the
+    kernel's count of the program's CPU time. Without that count (`--sandbox none`, trusted code, or a launcher
+    that could not report) SIGXCPU alone is read as the limit."""
+    bound = _bound_reached(counters, limits)
+    if bound is not None:
+        return bound
     if code < 0 or (signal_statuses and code > 128):
         signum = -code if code < 0 else code - 128
     else:
@@ -135,8 +153,9 @@ class Worker:
             if self.launch.listener is not None:
                 self.record = await FilterRecord.receive(self.launch.listener, START_SECONDS)
                 if self.record is None:
-                    return ProgramResult(None, "the sandbox did not start: its filter's listener never arrived",
-                                         "crashed")
+                    kind, reason = _bound_reached(self._counters(), limits) or \
+                        ("crashed", "its filter's listener never arrived")
+                    return ProgramResult(None, f"the sandbox did not start: {reason}", kind)
             result = await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
             result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")
@@ -187,7 +206,8 @@ class Worker:
                                      calls=calls)
             if message is None:
                 code = await self.process.wait()
-                kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses)
+                kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses,
+                                       self._counters())
                 return ProgramResult(None, reason, kind, calls=calls)
             log = _printable(message.get("log", "")[-TEXT_CHARS:])
             if message["type"] == "done":
@@ -206,6 +226,10 @@ class Worker:
                                      calls=calls)
             calls.append(_recorded(message["name"], message["args"]))
             await self._send(await self._dispatch(message["name"], message["args"], handlers))
+
+    def _counters(self) -> Counters | None:
+        """The kernel's counts so far in the sandbox's cgroup (None: it has no cgroup)."""
+        return self.launch.cgroup.counters() if self.launch.cgroup else None
 
     def _cpu_seconds(self) -> float | None:
         """The CPU seconds the launcher read from the kernel once bubblewrap ended (None: it wrote none)."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from .cgroup import SandboxCgroup
+
 SEVEX = Path(__file__).resolve().parents[1]
 CHILD = SEVEX / "sandbox_child.py"
 # all the child imports besides the standard library
@@ -25,10 +27,14 @@ class SandboxLimits:
     wall_seconds: float = 120.0  # whole program, tool and model calls included; then the whole tree is killed
     cpu_seconds: int = 30  # the program's own computation
     memory_bytes: int = 1024 * 1024 * 1024  # address space of the child
+    # all memory of all the sandbox's processes, the kernel's for them and the work tmpfs included, where a
+    # cgroup bounds it (cgroup.py): the child's address space, the tmpfs, and 192 MiB for the launcher,
+    # bubblewrap and their kernel objects
+    cgroup_memory_bytes: int = 1280 * 1024 * 1024
     max_calls: int = 64  # API calls one program may make
     file_bytes: int = 16 * 1024 * 1024  # largest file the program may write
     open_files: int = 64
-    processes: int = 16  # RLIMIT_NPROC, where the sandbox has its own user namespace
+    processes: int = 16  # RLIMIT_NPROC, where the sandbox has its own user namespace, and a cgroup's pids.max
     disk_bytes: int = 64 * 1024 * 1024  # size of the private tmpfs (bubblewrap)
     disk_files: int = 1024  # files and folders in that tmpfs (each costs kernel memory even when empty)
 
@@ -60,8 +66,13 @@ class Launch:
     signal_statuses: bool = False
     listener: socket.socket | None = None  # where the child's filter listener arrives (None: no filter)
     report: int | None = None  # read end of the launcher's report: the CPU seconds of the sandbox's processes
+    cgroup: SandboxCgroup | None = None  # the sandbox's own cgroup, which its launcher joins (None: none here)
 
     def cleanup(self) -> None:
+        """Delete what the child left: its folder, its cgroup (any process still in it killed first)."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         if self.listener is not None:

@@ -7,7 +7,9 @@ are within reach); its only writable place is a private tmpfs capped in bytes an
 the launcher (launcher.py) first drops to an unprivileged host uid, so the program is never host uid 0. The
 child puts itself under an allow-list seccomp filter before its job arrives and hands the parent the filter's
 listener over a socket passed in (sandbox_filter.py); the launcher reports the CPU time the sandbox's
-processes used on a pipe of its own. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
+processes used on a pipe of its own. Where SEVEX can make one, each sandbox has a cgroup of its own
+(cgroup.py) bounding the memory (kernel memory included) and number of its processes, which the launcher
+joins first. `--die-with-parent` ends it with SEVEX, and bubblewrap runs below a
 pid 1 of the launcher's own pid namespace, so whatever ends the launcher, that pid 1 or bubblewrap (a
 wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at any moment of its start.
 """
@@ -28,6 +30,7 @@ import sysconfig
 from pathlib import Path
 
 from .. import sandbox_syscalls
+from . import cgroup
 from .base import CHILD_FILES, Isolation, Launch, SandboxLimits, SandboxUnavailable
 
 UID = 65534  # "nobody" inside the user namespace
@@ -117,9 +120,13 @@ class Bwrap(Isolation):
         root = os.geteuid() == 0
         folder = Path(STAGE)
         user = host_user() if root else (0, 0)
+        where = cgroup.layout()
+        group = None if isinstance(where, str) else \
+            cgroup.SandboxCgroup.make(where, limits.cgroup_memory_bytes, limits.processes)
         report, report_end = os.pipe()
         plan = {"stage": str(folder), "binds": [source for source, _ in pairs], "user": user, "owner": user,
-                "bytes": limits.disk_bytes, "files": limits.disk_files, "report": report_end}
+                "bytes": limits.disk_bytes, "files": limits.disk_files, "report": report_end,
+                "cgroups": group.procs if group else []}
         view = [arg for i, (_, dest) in enumerate(pairs) for arg in ("--ro-bind", f"{folder}/{i}", dest)]
         argv = [self.executable, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(UID),
                 *(["--disable-userns"] if "--disable-userns" in newer else []), "--die-with-parent",
@@ -128,7 +135,7 @@ class Bwrap(Isolation):
                 "--chdir", WORK_DIR, "--remount-ro", "/"]
         launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
         return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program], pass_fds=(report_end, *fds),
-                      signal_statuses=True, stop_signal=signal.SIGTERM, report=report)
+                      signal_statuses=True, stop_signal=signal.SIGTERM, report=report, cgroup=group)
 
     def launch(self, limits: SandboxLimits) -> Launch:
         """The child, with the socket over which it hands over its filter's listener."""
@@ -143,27 +150,19 @@ class Bwrap(Isolation):
         return _probe(self.executable)
 
     def bounds(self, limits: SandboxLimits) -> str:
-        """What holds without a cgroup (none is used: see delegated_cgroup), and whether the host offers one."""
-        cgroup = delegated_cgroup()
-        where = f"the delegated cgroup v2 {cgroup} is not used" if cgroup else \
-            "no delegated cgroup v2 with memory and pids controllers here"
-        return (f"sandbox bounds ({where}): memory by RLIMIT_AS ({limits.memory_bytes // 2**20:,} MiB) and the "
-                f"work tmpfs ({limits.disk_bytes // 2**20:,} MiB, {limits.disk_files:,} files), CPU by RLIMIT_CPU "
-                f"({limits.cpu_seconds} s), kernel objects by the filter, which refuses every call that makes "
-                "processes, threads, sockets, pipes, AIO contexts, inotify or fanotify instances, locks or syncs")
-
-
-def delegated_cgroup() -> str | None:
-    """Our cgroup v2 folder, where the host delegates one to us with memory and pids controllers (None: not)."""
-    try:
-        line = next(line for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
-        folder = Path("/sys/fs/cgroup") / line[3:].lstrip("/")
-        controllers = (folder / "cgroup.controllers").read_text().split()
-    except (OSError, StopIteration):
-        return None
-    if {"memory", "pids"} <= set(controllers) and os.access(folder, os.W_OK):
-        return str(folder)
-    return None
+        """What bounds a program here: a cgroup per sandbox where one can be made (said why not where none can),
+        and what holds either way."""
+        where = cgroup.layout()
+        memory = f"RLIMIT_AS ({limits.memory_bytes // 2**20:,} MiB)"
+        if isinstance(where, str):
+            head = f"no cgroup ({where}), so no bound on the sandbox's kernel memory but the filter's"
+        else:
+            head = where.describe(limits.cgroup_memory_bytes, limits.processes)
+            memory = f"the cgroup and {memory}"
+        return (f"sandbox bounds ({head}): memory by {memory} and the work tmpfs ({limits.disk_bytes // 2**20:,} "
+                f"MiB, {limits.disk_files:,} files), CPU by RLIMIT_CPU ({limits.cpu_seconds} s), kernel objects by "
+                "the filter, which refuses every call that makes processes, threads, sockets, pipes, AIO contexts, "
+                "inotify or fanotify instances, locks or syncs")
 
 
 @functools.cache

@@ -1,7 +1,9 @@
 """Starts bubblewrap for one sandbox: never as host root, with a work tmpfs whose bytes and files are capped.
 
 Run by the host interpreter (`python -I -S launcher.py PLAN PARENT -- bwrap ...`), outside the sandbox and
-before any generated code exists, so it is trusted; standard library only. In a mount namespace of its own
+before any generated code exists, so it is trusted; standard library only. It first joins the sandbox's
+cgroup, where SEVEX made one (cgroup.py), so it and every process it starts are bounded and counted there. In
+a mount namespace of its own
 (and, when not root, a user namespace of its own, where it may mount) it covers the stage folder with a
 tmpfs holding the work tmpfs, mounted with `size=` and `nr_inodes=` (bubblewrap's `--tmpfs` caps neither the
 file count nor, before 0.9, the bytes), and a bind of every read-only source, opened before anything is
@@ -179,9 +181,18 @@ def stage(plan: dict, sources: list[int]) -> None:
           f"mode=0700,uid={owner[0]},gid={owner[1]},size={plan['bytes']},nr_inodes={plan['files']}")
 
 
+def join(procs: list[str]) -> None:
+    """Into the sandbox's cgroup (its cgroup.procs files, one per hierarchy), before anything else: every
+    process the launcher starts is then inside it, bounded and counted."""
+    for path in procs:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+
+
 def main() -> None:
     plan, parent = json.loads(sys.argv[1]), int(sys.argv[2])
     argv = sys.argv[sys.argv.index("--") + 1:]
+    join(plan["cgroups"])
     die_with(parent)  # nothing to clean up before bubblewrap starts
     root = os.geteuid() == 0
     os.set_inheritable(plan["report"], False)  # ours: bubblewrap and the program never hold it
