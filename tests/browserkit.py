@@ -35,13 +35,17 @@ def _run(*args: str, timeout: float = 120) -> str:
     return done.stdout
 
 
-def screenshot(page: Path, out: Path, width: int, height: int) -> Path:
-    """`page` as Chromium draws it in a `width` x `height` window, saved as the PNG `out`."""
-    _run(f"--screenshot={out}", f"--window-size={width},{height}", "--virtual-time-budget=5000", page.as_uri())
+def _url(page: Path | str) -> str:
+    return page.as_uri() if isinstance(page, Path) else page
+
+
+def screenshot(page: Path | str, out: Path, width: int, height: int) -> Path:
+    """`page` (a file, or a URL) as Chromium draws it in a `width` x `height` window, saved as the PNG `out`."""
+    _run(f"--screenshot={out}", f"--window-size={width},{height}", "--virtual-time-budget=5000", _url(page))
     assert out.is_file(), f"chromium wrote no screenshot of {page}"
     return out
 
 
-def dom_after_scripts(page: Path) -> str:
-    """The page's HTML after its scripts ran (Chromium's --dump-dom)."""
-    return _run("--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+def dom_after_scripts(page: Path | str) -> str:
+    """The page's HTML (a file, or a URL) after its scripts ran (Chromium's --dump-dom)."""
+    return _run("--virtual-time-budget=5000", "--dump-dom", _url(page))
