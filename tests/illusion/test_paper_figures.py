@@ -15,7 +15,7 @@ from PIL import Image
 
 from browserkit import dom_after_scripts, screenshot
 from trompe_agents.illusion.cli import main
-from trompe_agents.illusion.plots import BLUE, Point, Series, paired_bars, xy_chart
+from trompe_agents.illusion.plots import BLUE, Point, Series, bar_chart, paired_bars, xy_chart
 from trompe_agents.illusion.raster import FACES, SCALE, _font, svg_to_png
 from trompe_agents.probes import generate
 
@@ -116,11 +116,8 @@ def test_every_numeric_axis_names_its_unit(paper):
             assert re.search(r"\((?:%|[a-z][^)]*)\)|%", title), f"{chart.name}: {title!r} names no unit"
 
 
-def test_no_text_runs_off_a_chart_in_the_png(paper):
-    """Every PNG of the report and the compare page, and charts with long names, leave their border blank."""
-    pngs = [*(paper["tools"] / "report" / "plots").glob("*.png"), paper["compare"] / "compare-categories.png"]
-    for png in pngs:
-        assert border_ink(png) == 0, f"{png.name}: ink on the border, something runs off the chart"
+def long_names() -> list[str]:
+    """Charts with long model, category, family, tool and axis names: they grow to hold their text."""
     long = "claude-sonnet-4-5-20250929 via the anthropic batch API, thinking high"
     pairs = paired_bars([("an unusually long category name", Point(0, 0.4, 0.2, 0.6, 10), None)], (long, long[::-1]),
                         chart_id="c", title="Accuracy per category", x_title="accuracy (%)", y_title="category",
@@ -129,14 +126,25 @@ def test_no_text_runs_off_a_chart_in_the_png(paper):
                      chart_id="x", title="a family with a rather long name: illusion-consistent answers",
                      x_title="effect strength drawn (difference, a fraction of the mean length; 0: genuine illusion)",
                      y_title="illusion-consistent answers (%)")
-    for svg in (pairs, curve):
+    tools = bar_chart({"sliding_window_detection_with_a_long_name": 0.25, "crop": 1.0}, chart_id="t",
+                      title="Tool use", x_title="samples in which the server ran the tool (%)", y_title="tool",
+                      fmt=str, top=1.0)
+    return [pairs, curve, tools]
+
+
+def test_no_text_runs_off_a_chart_in_the_png(paper):
+    """Every PNG of the report and the compare page, and charts with long names, leave their border blank."""
+    pngs = [*(paper["tools"] / "report" / "plots").glob("*.png"), paper["compare"] / "compare-categories.png"]
+    for png in pngs:
+        assert border_ink(png) == 0, f"{png.name}: ink on the border, something runs off the chart"
+    for svg in long_names():
         assert border_ink(svg_to_png(svg)) == 0
 
 
 def test_chromium_lays_out_every_text_inside_its_chart_and_clear_of_the_others(paper, tmp_path):
     charts = sorted((paper["tools"] / "report" / "plots").glob("*.svg")) + [paper["compare"] /
                                                                            "compare-categories.svg"]
-    svgs = [chart.read_text().split("\n", 1)[1] for chart in charts]  # each inline, without its XML declaration
+    svgs = [chart.read_text().split("\n", 1)[1] for chart in charts] + long_names()  # inline: no XML declaration
     page = tmp_path / "charts.html"
     page.write_text("<!doctype html><html><body style='margin:0'>" + "".join(f"<div>{s}</div>" for s in svgs)
                     + MEASURE + "</body></html>")

@@ -103,6 +103,18 @@ def _legend(entries: Sequence[tuple[str, str]], x: float, y: float) -> str:
     return "".join(parts) + "</g>"
 
 
+def _heading(title: str, x: float, note: str = "", note_data: dict[str, str] | None = None) -> str:
+    """The chart's title drawn at the top (bold), and under it a note such as a test's result, its values on
+    data-* attributes."""
+    attrs = "".join(f" data-{k}='{escape(v)}'" for k, v in (note_data or {}).items())
+    drawn = (f"<text class='chart-title' x='{x:.1f}' y='16' text-anchor='middle' font-size='13' "
+             f"font-weight='bold'>{escape(title)}</text>")
+    if note:
+        drawn += (f"<text class='chart-note'{attrs} x='{x:.1f}' y='34' text-anchor='middle' "
+                  f"font-size='11'>{escape(note)}</text>")
+    return drawn
+
+
 def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: str, y_title: str,
              css: str = "chart", extra: str = "", x_ticks: Sequence[float] | None = None,
              y_format: Callable[[float], str] = percent, width: int = 420, height: int = 280) -> str:
@@ -122,9 +134,7 @@ def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: st
     def y(value: float) -> float:
         return bottom - (bottom - top) * value
 
-    parts = [_svg(chart_id, css, width, height, title, extra),
-             f"<text x='{(left + right) / 2:.1f}' y='16' text-anchor='middle' font-size='12' "
-             f"font-weight='bold'>{escape(title)}</text>"]
+    parts = [_svg(chart_id, css, width, height, title, extra), _heading(title, (left + right) / 2)]
     for value in nice_ticks(0.0, 1.0, 5):
         parts.append(f"<line x1='{left}' y1='{y(value):.1f}' x2='{right}' y2='{y(value):.1f}' stroke='#eee'/>"
                      f"<text class='y-tick' x='{left - 6}' y='{y(value) + 4:.1f}' text-anchor='end' "
@@ -154,14 +164,17 @@ def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: st
 
 def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: str, y_title: str,
               fmt: Callable[[float], str], top: float | None = None, width: int = 640) -> str:
-    """Horizontal bars, full width at `top` (default: the largest value), with a titled value axis below."""
+    """Horizontal bars, full width at `top` (default: the largest value), under a title, with a titled value axis
+    below; the label column grows with the longest label, so none runs into the y title."""
     if not values:
         return "<p class='muted'>nothing to plot</p>"
     top = top or max(values.values()) or 1.0
-    row, left, right, head = 22, 170, width - 80, 24
+    left = max(120, math.ceil(max(title_length(label) for label in values)) + 28)
+    width = max(width, left + 300)
+    row, right, head = 22, width - 80, 34
     bottom = head + max(row * len(values), math.ceil(title_length(y_title)))  # one bar leaves room for the y title
     height = bottom + 48
-    parts = [_svg(chart_id, "chart", width, height, title)]
+    parts = [_svg(chart_id, "chart", width, height, title), _heading(title, (left + right) / 2)]
     for value in nice_ticks(0.0, top, 5):
         if value > top + 1e-9:
             continue
@@ -180,18 +193,6 @@ def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: s
                  f"<line x1='{left}' y1='{head}' x2='{left}' y2='{bottom}' stroke='#333'/>")
     parts.append(_axis_titles(x_title, y_title, left, right, head, bottom, height, y_at=12))
     return "".join(parts) + "</svg>"
-
-
-def _heading(title: str, x: float, note: str = "", note_data: dict[str, str] | None = None) -> str:
-    """The chart's title drawn at the top (bold), and under it a note such as a test's result, its values on
-    data-* attributes."""
-    attrs = "".join(f" data-{k}='{escape(v)}'" for k, v in (note_data or {}).items())
-    drawn = (f"<text class='chart-title' x='{x:.1f}' y='16' text-anchor='middle' font-size='13' "
-             f"font-weight='bold'>{escape(title)}</text>")
-    if note:
-        drawn += (f"<text class='chart-note'{attrs} x='{x:.1f}' y='34' text-anchor='middle' "
-                  f"font-size='11'>{escape(note)}</text>")
-    return drawn
 
 
 def paired_bars(rows: Sequence[tuple[str, Point | None, Point | None]], names: tuple[str, str], *, chart_id: str,
