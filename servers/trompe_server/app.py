@@ -32,6 +32,7 @@ from .completions import IMAGE_TEMPLATE, complete
 from .errors import ToolInputError
 from .encode import encode_png, preview
 from .imageio import decode_image, is_inline, read_source, to_rgb
+from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
 from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import PluginSettings, collect_tools, plugin_manager
@@ -51,7 +52,8 @@ img_001, img_002, ... Nothing is modified in place, so any earlier image can be 
 of the referenced image; boxes are [x0, y0, x1, y1]."""
 # Lists that stay as they are for a server's whole life, the same for every client: a client may keep them an hour.
 CACHE_HINTS = {method: CacheHint(ttl_ms=3_600_000, scope="public")
-               for method in ("tools/list", "prompts/list", "resources/templates/list", "server/discover")}
+               for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list",
+                              "server/discover")}
 
 
 class ImageResult(BaseModel):
@@ -143,6 +145,10 @@ class TrompeApp:
                              cache_hints=CACHE_HINTS)
         self.mcp.resource(IMAGE_TEMPLATE, name="image", mime_type="image/png",
                           description="PNG bytes of an image in a session")(self._read_image)
+        self.mcp.resource(LINEAGE_URI, name="session_lineage", title="Session images and their lineage",
+                          mime_type=APP_MIME_TYPE, meta=RESOURCE_META,
+                          description="MCP App: the session's images as a strip with how each was made, each "
+                                      "opened full size (shown beside list_images)")(lineage_view)
         for prompt in prompts:
             self.mcp.add_prompt(prompt)
         self.mcp.on_complete(self._complete)
@@ -325,7 +331,10 @@ class TrompeApp:
                 return f"closed {session} ({registry.close_session(session)} images freed)"
             return await self._run(work)
 
-        return [described(fn, fn.__code__, meta={"tags": ["session"], "plugin": "trompe_server"})
+        def meta(fn) -> dict[str, Any]:  # list_images opens the lineage app in a host that renders MCP Apps
+            return {"tags": ["session"], "plugin": "trompe_server"} | (TOOL_META if fn is list_images else {})
+
+        return [described(fn, fn.__code__, meta=meta(fn))
                 for fn in (open_session, add_image, list_images, view_image, close_session)]  # plugins.SERVER_TOOLS
 
     async def _read_image(self, session: str, image: str) -> bytes:

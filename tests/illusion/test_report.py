@@ -116,7 +116,8 @@ def test_tool_use_bars_are_drawn_to_scale_and_magnitudes_read_plainly(tmp_path):
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     html = write_report(tmp_path).read_text()
     svg = html.split("id='tool-use'", 1)[1].split("</svg>", 1)[0]
-    full = int(re.search(r"width='(\d+)'", svg).group(1)) - 250  # the chart's bar area
+    axis = re.search(r"<line x1='([0-9.]+)' y1='([0-9.]+)' x2='([0-9.]+)' y2='\2' stroke='#333'/>", svg)
+    full = float(axis.group(3)) - float(axis.group(1))  # the chart's bar area: its value axis, end to end
     bar = float(re.search(r"class='bar' data-label='crop'.*? width='([0-9.]+)'", svg).group(1))
     assert bar == full / 4
     page = Page()

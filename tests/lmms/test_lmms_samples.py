@@ -58,3 +58,16 @@ def test_compare_pairs_two_logs_on_doc_id_and_hash(tmp_path, capsys):
     assert [(f["id"], f["a"], f["b"]) for f in comparison["flips"]] == [("0", "right", "wrong"),
                                                                        ("2", "wrong", "right")]
     assert (tmp_path / "b_samples_blink_jigsaw-compare.html").is_file()
+
+
+def test_the_compare_chart_names_each_log_by_the_model_folder_lmms_eval_wrote_it_in(tmp_path):
+    """lmms-eval writes OUTPUT/<model>/<date>_samples_<task>.jsonl: the chart's legend names those models."""
+    from trompe_agents.illusion.compare import compare_runs
+
+    paths = []
+    for model in ("trompe__claude-sonnet-4-5", "trompe__claude-sonnet-4-5__tools_none"):
+        (tmp_path / model).mkdir()
+        paths.append(log(tmp_path / model / "20261205_samples_blink_jigsaw.jsonl", ["(A)"], [True]))
+    comparison = compare_runs(*paths)
+    assert comparison.models() == ("A: trompe__claude-sonnet-4-5", "B: trompe__claude-sonnet-4-5__tools_none")
+    assert "B: trompe__claude-sonnet-4-5__tools_none</text>" in comparison.chart()

@@ -150,7 +150,8 @@ async def test_every_tool_publishes_an_output_schema_its_structured_content_meet
 
 
 async def test_lists_that_never_change_say_a_client_may_keep_them(client):
-    for listed in (await client.list_tools(), await client.list_prompts(), await client.list_resource_templates()):
+    for listed in (await client.list_tools(), await client.list_prompts(), await client.list_resources(),
+                   await client.list_resource_templates()):
         assert (listed.ttl_ms, listed.cache_scope) == (3_600_000, "public")
 
 

@@ -122,6 +122,23 @@ class Comparison:
             found.append(os.path.relpath(target, html.parent) if target.exists() else None)
         return found[0], found[1]
 
+    def models(self) -> tuple[str, str]:
+        """What the chart's legend calls each run: its model (a samples log: the folder lmms-eval names after the
+        model), with "no tools" where only one run had none, and the folder where that still leaves two alike."""
+        names = [str(m.get("model") or (Path(m["log"]).parent.name if m.get("log") else run.name))
+                 for run, m in zip(self.runs, self.metas)]
+        if bool(self.metas[0].get("no_tools")) != bool(self.metas[1].get("no_tools")):
+            names = [f"{name}, {'no tools' if m.get('no_tools') else 'with tools'}" for name, m in zip(names, self.metas)]
+        if names[0] == names[1]:
+            names = [f"{name} ({run})" for name, run in zip(names, self.runs)]
+        return f"A: {names[0]}", f"B: {names[1]}"
+
+    def mcnemar_note(self) -> str:
+        """The paired test as the chart states it (the p as compare.json's, to 4 significant digits)."""
+        test = self.mcnemar()
+        return (f"exact McNemar test over {test['pairs']} pairs: p = {test['p']:.4g} "
+                f"(right in A only {test['a_only']}, in B only {test['b_only']})")
+
     def chart(self) -> str:
         rows = [r for r in self.rows if r.grouping == "category"] or self.rows[:1]
 
@@ -129,10 +146,11 @@ class Comparison:
             right, n, _ = tally
             return Point(0, right / n, *wilson(right, n), n) if n else None
 
-        return paired_bars([(r.group, point(r.a), point(r.b)) for r in rows], ("A: " + self.names[0],
-                           "B: " + self.names[1]), chart_id="compare-categories", title="Accuracy per category",
-                           x_title="accuracy over answered samples (%), bars: 95% Wilson interval",
-                           y_title="dataset category")
+        return paired_bars([(r.group, point(r.a), point(r.b)) for r in rows], self.models(),
+                           chart_id="compare-categories", title="Accuracy per category",
+                           x_title="accuracy over answered samples (%), whiskers: 95% Wilson interval",
+                           y_title="dataset category", note=self.mcnemar_note(),
+                           note_data={"p": repr(self.mcnemar()["p"])})
 
     def html(self, html: Path) -> str:
         head = "".join(f"<th>{escape(h)}</th>" for h in ("grouping", "group", *self.names, "B - A [95% CI]"))

@@ -103,11 +103,26 @@ def _legend(entries: Sequence[tuple[str, str]], x: float, y: float) -> str:
     return "".join(parts) + "</g>"
 
 
+def _heading(title: str, x: float, note: str = "", note_data: dict[str, str] | None = None) -> str:
+    """The chart's title drawn at the top (bold), and under it a note such as a test's result, its values on
+    data-* attributes."""
+    attrs = "".join(f" data-{k}='{escape(v)}'" for k, v in (note_data or {}).items())
+    drawn = (f"<text class='chart-title' x='{x:.1f}' y='16' text-anchor='middle' font-size='13' "
+             f"font-weight='bold'>{escape(title)}</text>")
+    if note:
+        drawn += (f"<text class='chart-note'{attrs} x='{x:.1f}' y='34' text-anchor='middle' "
+                  f"font-size='11'>{escape(note)}</text>")
+    return drawn
+
+
 def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: str, y_title: str,
              css: str = "chart", extra: str = "", x_ticks: Sequence[float] | None = None,
              y_format: Callable[[float], str] = percent, width: int = 420, height: int = 280) -> str:
-    """Points with 95% bars on a 0-1 y axis, joined where `line`; x ticks at the data's x values unless given."""
-    left, right, top, bottom = 58, width - 132, 28, height - 46  # the plot area; the legend sits on the right
+    """Points with 95% bars on a 0-1 y axis, joined where `line`; x ticks at the data's x values unless given.
+    The legend column and the width grow with the names and the x title, so no text runs off the chart."""
+    legend = max(132, math.ceil(max((title_length(s.name, 11) for s in series), default=0)) + 38)
+    width = max(width, math.ceil(max(title_length(x_title), title_length(title, 13))) + legend - 50)
+    left, right, top, bottom = 58, width - legend, 28, height - 46  # the plot area; the legend sits on the right
     xs = sorted({p.x for s in series for p in s.points})
     ticks = list(x_ticks) if x_ticks is not None else xs or [0.0, 1.0]
     x_low, x_high = min(ticks + xs), max(ticks + xs)
@@ -119,9 +134,7 @@ def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: st
     def y(value: float) -> float:
         return bottom - (bottom - top) * value
 
-    parts = [_svg(chart_id, css, width, height, title, extra),
-             f"<text x='{(left + right) / 2:.1f}' y='16' text-anchor='middle' font-size='12' "
-             f"font-weight='bold'>{escape(title)}</text>"]
+    parts = [_svg(chart_id, css, width, height, title, extra), _heading(title, (left + right) / 2)]
     for value in nice_ticks(0.0, 1.0, 5):
         parts.append(f"<line x1='{left}' y1='{y(value):.1f}' x2='{right}' y2='{y(value):.1f}' stroke='#eee'/>"
                      f"<text class='y-tick' x='{left - 6}' y='{y(value) + 4:.1f}' text-anchor='end' "
@@ -151,14 +164,17 @@ def xy_chart(series: Sequence[Series], *, chart_id: str, title: str, x_title: st
 
 def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: str, y_title: str,
               fmt: Callable[[float], str], top: float | None = None, width: int = 640) -> str:
-    """Horizontal bars, full width at `top` (default: the largest value), with a titled value axis below."""
+    """Horizontal bars, full width at `top` (default: the largest value), under a title, with a titled value axis
+    below; the label column grows with the longest label, so none runs into the y title."""
     if not values:
         return "<p class='muted'>nothing to plot</p>"
     top = top or max(values.values()) or 1.0
-    row, left, right, head = 22, 170, width - 80, 24
+    left = max(120, math.ceil(max(title_length(label) for label in values)) + 28)
+    width = max(width, left + 300)
+    row, right, head = 22, width - 80, 34
     bottom = head + max(row * len(values), math.ceil(title_length(y_title)))  # one bar leaves room for the y title
     height = bottom + 48
-    parts = [_svg(chart_id, "chart", width, height, title)]
+    parts = [_svg(chart_id, "chart", width, height, title), _heading(title, (left + right) / 2)]
     for value in nice_ticks(0.0, top, 5):
         if value > top + 1e-9:
             continue
@@ -180,19 +196,26 @@ def bar_chart(values: dict[str, float], *, chart_id: str, title: str, x_title: s
 
 
 def paired_bars(rows: Sequence[tuple[str, Point | None, Point | None]], names: tuple[str, str], *, chart_id: str,
-                title: str, x_title: str, y_title: str, width: int = 640) -> str:
-    """Per group, run A's and run B's accuracy as two bars with 95% whiskers, on a 0-100% axis with a legend."""
+                title: str, x_title: str, y_title: str, note: str = "", note_data: dict[str, str] | None = None,
+                width: int = 640) -> str:
+    """Per group, two runs' accuracy as two bars (legend: `names`) with 95% whiskers on a 0-100% axis, under a
+    title and a `note` line; the label column, the width and the legend grow with their text, so none is cut."""
     if not rows:
         return "<p class='muted'>nothing to plot</p>"
-    row, left, right, head = 34, 170, width - 40, 40
+    labels = max(title_length(label) for label, _, _ in rows)
+    row, left, head = 34, max(120, math.ceil(labels) + 28), 86 if note else 70
+    legend_end = left + 14 + max(title_length(name, 11) for name in names)
+    width = max(width, math.ceil(legend_end) + 12, math.ceil(title_length(note, 11)) + 24,
+                math.ceil(title_length(title, 13)) + 24, left + 300)
+    right = width - 40
     bottom = head + row * len(rows)
     height = bottom + 48
 
     def gx(value: float) -> float:
         return left + (right - left) * value
 
-    parts = [_svg(chart_id, "chart", width, height, title),
-             _legend([(names[0], GREY), (names[1], BLUE)], left, 16)]
+    parts = [_svg(chart_id, "chart", width, height, title), _heading(title, width / 2, note, note_data),
+             _legend([(names[0], GREY), (names[1], BLUE)], left, head - 26)]
     for value in nice_ticks(0.0, 1.0, 5):
         parts.append(f"<line x1='{gx(value):.1f}' y1='{head}' x2='{gx(value):.1f}' y2='{bottom}' stroke='#eee'/>"
                      f"<text class='x-tick' x='{gx(value):.1f}' y='{bottom + 15}' text-anchor='middle' "

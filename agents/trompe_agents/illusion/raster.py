@@ -4,7 +4,8 @@ labels, legend, lines, points and bars.
 It reads only what plots.py writes (`svg`, `g`, `title`, `rect`, `line`, `polyline`, `circle`, and `text`,
 optionally turned about its own anchor); any other element or transform is an error, never a silently missing
 mark. The PNG is drawn at SCALE times the SVG's pixel size and says so in its resolution (96 dpi per SVG pixel),
-so it prints at the SVG's size, sharp enough for a paper.
+so it prints at the SVG's size, sharp enough for a paper. Text is set in DejaVu Sans with its own bold face
+(FACES), so a title reads as a typeset title; Pillow's built-in face only where DejaVu is not installed.
 """
 
 from __future__ import annotations
@@ -26,9 +27,19 @@ QUARTERS = {0.0: lambda dx, dy: (dx, dy), 90.0: lambda dx, dy: (dy, -dx), 180.0:
             270.0: lambda dx, dy: (-dy, dx)}
 
 
-@lru_cache(maxsize=16)
-def _font(size: int) -> ImageFont.FreeTypeFont:
-    return ImageFont.load_default(size=size)  # Pillow's own scalable face: no system font needed
+# DejaVu Sans (Debian's and most distributions' default sans-serif) in its regular and bold faces, found by Pillow in
+# the system's font folders. Not Liberation Sans 1.x: its embedded bitmaps draw small sizes in a serif-like strike.
+FACES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")
+
+
+@lru_cache(maxsize=32)
+def _font(size: int, bold: bool = False) -> tuple[ImageFont.FreeTypeFont, bool]:
+    """(a TrueType face at `size`, whether it is a bold face): DejaVu Sans where installed, else Pillow's own
+    scalable face (Aileron Regular, which has no bold: the caller thickens it)."""
+    try:
+        return ImageFont.truetype(FACES[bold], size), bold
+    except OSError:
+        return ImageFont.load_default(size=size), False
 
 
 def _colour(value: str | None, opacity: str | None = None) -> tuple[int, int, int] | None:
@@ -95,10 +106,11 @@ class _Painter:
     def _text(self, e: ET.Element) -> None:
         text = e.text or ""
         x, y = self.at(_num(e, "x"), _num(e, "y"))
-        font = _font(round(_num(e, "font-size", 12.0) * self.scale))
+        wants_bold = e.get("font-weight") == "bold"
+        font, is_bold = _font(round(_num(e, "font-size", 12.0) * self.scale), wants_bold)
         anchor = ANCHORS[e.get("text-anchor", "start")] + "s"  # SVG's y is the baseline
         fill = _colour(e.get("fill", "black"))
-        bold = self.scale if e.get("font-weight") == "bold" else 0
+        bold = self.scale if wants_bold and not is_bold else 0
         transform = e.get("transform")
         if not transform:
             self.draw.text((x, y), text, font=font, anchor=anchor, fill=fill, stroke_width=bold // 2,
