@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     per = {e: (runs[e, args.samples]["cpu"] - runs[e, args.small]["cpu"]) / (args.samples - args.small)
            for e in ("local", "ray")}
     fixed = {e: runs[e, args.samples]["cpu"] - per[e] * args.samples for e in ("local", "ray")}
-    print(f"\n| executor | fixed CPU s (start-up, shut-down, idle) | CPU ms per further sample |\n|---|---:|---:|")
+    print("\n| executor | fixed CPU s (start-up, shut-down, idle) | CPU ms per further sample |\n|---|---:|---:|")
     for e in ("local", "ray"):
         print(f"| {e} | {fixed[e]:.1f} | {1000 * per[e]:.1f} |")
     print(f"\nCPU split at {args.samples} samples (seconds; from /proc every 0.2 s, the driver is the rest):\n")
