@@ -12,6 +12,7 @@ Two sizes give the fixed cost (start-up, shut-down, idle polling) and the cost p
     python bench/ray_overhead.py [--samples 2000] [--small 100] [--workers 2] [--concurrency 16]
 
 It prints the ratio ray / local of the total CPU at --samples, of the CPU per sample, and the split.
+`--idle SECONDS` instead prices what Ray's processes cost per second while --workers actors sit idle (polling).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def kind_of(pid: int) -> str:
                          ("worker.py", "Ray workers starting"), ("ray::DashboardAgent", "Ray dashboard agents"),
                          ("dashboard", "Ray dashboard agents"), ("ray::RuntimeEnvAgent", "Ray runtime_env agent"),
                          ("runtime_env", "Ray runtime_env agent"), ("log_monitor", "Ray log_monitor"),
-                         ("monitor.py", "Ray monitor"), ("multiprocessing", "worker processes")):
+                         ("monitor.py", "Ray monitor"), ("ray::", "Ray actors (the workers)"),
+                         ("multiprocessing", "worker processes")):
         if needle in cmd:
             return kind
     return "other: " + cmd[:60]
@@ -156,13 +158,57 @@ def one_run(executor: str, workers: int, samples: int, concurrency: int, probes:
     return {"cpu": total, "reaped": reaped, "wall": wall, "answered": answered, "split": dict(split)}
 
 
+class Idle:
+    """A Ray actor that does nothing: what Ray's processes cost while no sample runs."""
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+def idle_cost(seconds: float, workers: int) -> dict[str, float]:
+    """CPU per wall second of each kind of Ray process with `workers` idle actors, once they are all up."""
+    import ray
+    from proctree import _stat, descendants
+
+    def reading() -> dict[int, tuple[str, float]]:
+        return {pid: (kind_of(pid), (int(f[11]) + int(f[12])) / TICKS)
+                for pid in descendants(os.getpid()) - {os.getpid()} if (f := _stat(pid)) is not None}
+
+    ray.init(num_cpus=workers, include_dashboard=False, logging_level="WARNING")
+    try:
+        actors = [ray.remote(Idle).remote() for _ in range(workers)]
+        ray.get([a.pid.remote() for a in actors])
+        time.sleep(5)  # start-up settles
+        first, t0 = reading(), time.perf_counter()
+        time.sleep(seconds)
+        last, t1 = reading(), time.perf_counter()
+    finally:
+        ray.shutdown()
+    rates: dict[str, float] = defaultdict(float)
+    for pid, (kind, cpu) in last.items():
+        if pid in first:
+            rates[kind] += (cpu - first[pid][1]) / (t1 - t0)
+    return dict(rates)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=2000, help="samples of the measured batch (default 2000)")
     parser.add_argument("--small", type=int, default=100, help="samples of the batch that prices the fixed cost")
     parser.add_argument("--workers", type=int, default=2, help="workers of both executors (default 2)")
     parser.add_argument("--concurrency", type=int, default=16, help="samples in flight (default 16)")
+    parser.add_argument("--idle", type=float, metavar="SECONDS",
+                        help="instead: CPU per second of Ray's processes with --workers idle actors, over SECONDS")
     args = parser.parse_args(argv)
+    if args.idle:
+        sys.path.insert(0, str(HERE))
+        rates = idle_cost(args.idle, args.workers)
+        print(f"Ray {args.workers} idle actors, CPU ms per wall second over {args.idle:g} s:\n")
+        print("| process kind | CPU ms per second |\n|---|---:|")
+        for kind, rate in sorted(rates.items()):
+            print(f"| {kind} | {1000 * rate:.1f} |")
+        print(f"| all | {1000 * sum(rates.values()):.1f} |")
+        return 0
     if not 0 < args.small < args.samples:
         parser.error("--small must be above 0 and below --samples")
     sys.path.insert(0, str(HERE))
