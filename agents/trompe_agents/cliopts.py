@@ -151,9 +151,9 @@ BACKEND = (
     Option("retry-cap", dict(type=non_negative_float, default=60.0, metavar="SECONDS",
                              help="longest retry-after wait honoured before giving up or switching model "
                                   "(default 60)")),
-    Option("timeout", dict(type=positive_float, default=120.0, metavar="SECONDS",
-                           help="longest time one model request may take, reply included (default 120; --thinking "
-                                "high or --service-tier flex may need more)")),
+    Option("timeout", dict(type=positive_float, default=None, metavar="SECONDS",
+                           help="longest time one model request may take, reply included (default 120, 900 on "
+                                "--service-tier flex; --thinking high may need more)")),
     Option("service-tier", dict(choices=SERVICE_TIERS, default="standard",
                                 help="flex: OpenAI's and Gemini's half-price tier, slower and sometimes busy (429, "
                                      "retried); batch: claude's Message Batches, half price, answered within 24 "

@@ -90,7 +90,7 @@ def test_sevex_role_flags_reach_that_roles_backend_options():
     assert (target.image_format, target.keep_images, target.retry_cap, target.settings, target.timeout,
             target.service_tier) == ("png", 3, 5.0, GeminiSettings(temperature=0.0), 30.0, "flex")
     assert (explorer.image_format, explorer.keep_images, explorer.retry_cap, explorer.settings, explorer.timeout,
-            explorer.service_tier) == ("auto", None, 60.0, ClaudeSettings(), 120.0, "standard")
+            explorer.service_tier) == ("auto", None, 60.0, ClaudeSettings(), None, "standard")
     assert (target.max_retries, explorer.max_retries) == (2, 7)  # --max-retries: both; a role's own flag wins
     assert (target.thinking, explorer.thinking) == ("off", "medium")  # the SEVEX paper's defaults per role
     assert args.timeout == 120  # sevex's own --timeout stays the sandbox's wall time per program

@@ -63,7 +63,7 @@ def test_timeout_and_service_tier_options(capsys):
     add_backend_args(parser)
     options = backend_options_from_args(parser.parse_args(["--timeout", "600", "--service-tier", "flex"]), "x")
     assert (options.timeout, options.service_tier) == (600.0, "flex")
-    assert backend_options_from_args(parser.parse_args([]), "x").timeout == 120.0
+    assert backend_options_from_args(parser.parse_args([]), "x").timeout is None  # the tier's default
     for bad in (["--timeout", "0"], ["--timeout", "soon"], ["--service-tier", "cheap"]):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)

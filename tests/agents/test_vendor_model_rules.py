@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from imagekit import gradient
-from test_vendor_roundtrip import SCHEMA, backend_for
+from test_vendor_roundtrip import SCHEMA, VENDORS, backend_for
 from trompe_agents.backends.base import BackendError
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import Message, TextPart, ToolSchema
@@ -89,17 +89,22 @@ async def test_gpt_6_efforts_come_from_the_catalogue_not_a_prefix(model, asked, 
     assert fake.requests[0].json["reasoning"]["effort"] == sent
 
 
-@pytest.mark.parametrize("tier, timeout, expected", [("flex", 120.0, 900.0), ("flex", 300.0, 300.0),
-                                                     ("standard", 120.0, 120.0)])
-def test_the_flex_tier_gets_a_fifteen_minute_default_timeout(tier, timeout, expected):
-    """OpenAI: "increase default timeout to 15 minutes" (developers.openai.com/api/docs/guides/flex-processing)."""
-    from trompe_agents.backends.base import BackendOptions
-    from trompe_agents.backends.gemini import GeminiBackend
-    from trompe_agents.backends.openai_responses import OpenAIResponsesBackend
+@pytest.mark.parametrize("tier, given, expected", [("flex", [], 900.0), ("flex", ["--timeout", "120"], 120.0),
+                                                   ("flex", ["--timeout", "300"], 300.0), ("standard", [], 120.0)])
+def test_the_flex_tier_gets_a_fifteen_minute_timeout_unless_the_user_gives_one(tier, given, expected):
+    """OpenAI: "increase default timeout to 15 minutes" (developers.openai.com/api/docs/guides/flex-processing); a
+    user who writes `--timeout 120` keeps 120 (the default's value, but given)."""
+    import argparse
+    from dataclasses import replace
 
-    for cls in (OpenAIResponsesBackend, GeminiBackend):
-        backend = cls(BackendOptions(api_key="k", service_tier=tier, timeout=timeout))
-        assert backend.deadline == expected
+    from trompe_agents.cliopts import add_backend_args, backend_options_from_args
+
+    parser = argparse.ArgumentParser(prog="x")
+    add_backend_args(parser)
+    for backend, label in (("openai", "openai"), ("gemini", "gemini-3")):
+        cls, _, model = VENDORS[label]
+        args = parser.parse_args(["--backend", backend, "--model", model, "--service-tier", tier, *given])
+        assert cls(replace(backend_options_from_args(args, "x"), api_key="k")).deadline == expected
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])

@@ -58,7 +58,7 @@ class BackendOptions:
     api_key: str | None = field(default=None, repr=False)
     max_retries: int = 4
     retry_cap: float = 60.0  # longest retry-after we honour, seconds
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = None  # seconds per request; None: not given, the tier's default (vendor.tier_timeout)
     fallback_models: tuple[str, ...] = ()
     record: str | None = None  # cassette path: record every request/response of this backend
     settings: BackendSettings | None = None  # None: the backend's defaults

@@ -117,11 +117,11 @@ class VendorSettings(BackendSettings):
 FLEX_TIMEOUT = 900.0
 
 
-def flex_timeout(options: BackendOptions) -> BackendOptions:
-    """The options with the flex tier's longer timeout where the user left --timeout at its default."""
-    if options.service_tier != "flex" or options.timeout != DEFAULT_TIMEOUT:
+def tier_timeout(options: BackendOptions) -> BackendOptions:
+    """The options with a timeout: the user's where one was given (120 included), else the tier's default."""
+    if options.timeout is not None:
         return options
-    return replace(options, timeout=FLEX_TIMEOUT)
+    return replace(options, timeout=FLEX_TIMEOUT if options.service_tier == "flex" else DEFAULT_TIMEOUT)
 
 
 class Refused(Exception):
@@ -147,7 +147,7 @@ class VendorBackend:
         if (options.service_tier or "standard") not in self.service_tiers:
             raise ValueError(f"{self.name}: --service-tier must be {' or '.join(self.service_tiers)} "
                              f"({self.tier_note}); got {options.service_tier!r}")
-        self.options = flex_timeout(options)
+        self.options = tier_timeout(options)
         self.retrier = Retrier(options, self.classify_any, self.default_model, sleep=sleep)
         self.settings = self.Settings.of(options)
         self.user_temperature = self.settings.temperature is not PER_MODEL  # else each model's catalogue default
