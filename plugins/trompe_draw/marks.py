@@ -168,10 +168,19 @@ def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
 
 
 def _luma(rgb: np.ndarray) -> np.ndarray:
+    """(299 R + 587 G + 114 B + 500) // 1000 in integers: the rounding the weights promise, exactly.
+
+    Float64 arithmetic rounded 3,464 of the 16.7M colours, whose luma is exactly n + 0.5, down to n, and took
+    7x the CPU; Pillow's convert("L") (16-bit fixed-point weights) differs in 9,040 (bench/README.md).
+    """
     import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
-    rgb = np.asarray(rgb, dtype=np.float64)
-    y = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
-    return np.clip(np.floor(y + 0.5), 0, 255).astype(np.uint8)
+    rgb = np.asarray(rgb).astype(np.uint8, copy=False)
+    y = np.multiply(rgb[..., 0], 299, dtype=np.uint32)
+    y += np.multiply(rgb[..., 1], 587, dtype=np.uint32)
+    y += np.multiply(rgb[..., 2], 114, dtype=np.uint32)
+    y += 500
+    y //= 1000
+    return y.astype(np.uint8)
 
 
 def grey_image(values: np.ndarray, like: Image.Image) -> Image.Image:
