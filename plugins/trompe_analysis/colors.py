@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from PIL import Image
 from pydantic import Field
-from trompe_draw.marks import LUMA_BLOCK, ink
+from trompe_draw.marks import NUMPY_BLOCK, ink
 from trompe_server import (
     Color,
     ImageId,
@@ -102,7 +102,7 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
     im = ctx.view(image)
     match = np.empty((im.height, im.width), dtype=bool)
     kept = Image.new(im.mode, im.size) if output == "keep" else None
-    rows = max(1, LUMA_BLOCK // max(1, im.width))
+    rows = max(1, NUMPY_BLOCK // max(1, im.width))
     for top in range(0, im.height, rows):  # in bands: int16 copies of a whole 50 MP image would take GBs
         pixels = np.asarray(im.crop((0, top, im.width, min(im.height, top + rows))))
         band = match[top:top + rows]

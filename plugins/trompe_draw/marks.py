@@ -140,7 +140,10 @@ def text_size(text: str, size: int) -> tuple[int, int]:
     return x1, y1
 
 
-LUMA_BLOCK = 1 << 20  # pixels converted at a time: float64 copies of a whole 50 MP image would take GBs
+LUMA_BLOCK = 1 << 20  # pixels Pillow converts at a time: whole-image copies of a 50 MP image would take GBs
+NUMPY_BLOCK = 1 << 16  # pixels numpy works on at a time: each band's temporaries stay in cache and in the heap
+# (float64 bands of 1M pixels were 8 MiB each, over the mmap threshold: 75,000 page faults for one 12 MP hue,
+# at twice the CPU; bench/README.md)
 
 
 def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
@@ -153,7 +156,7 @@ def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
 
     if isinstance(rgb, Image.Image):
         out = np.empty((rgb.height, rgb.width), dtype=np.uint8)
-        rows = max(1, LUMA_BLOCK // max(1, rgb.width))
+        rows = max(1, NUMPY_BLOCK // max(1, rgb.width))
         for top in range(0, rgb.height, rows):
             out[top:top + rows] = _luma(np.asarray(rgb.crop((0, top, rgb.width, min(rgb.height, top + rows)))))
         return out
@@ -161,7 +164,7 @@ def luma(rgb: np.ndarray | Image.Image) -> np.ndarray:
     if rgb.ndim < 3:
         return _luma(rgb)
     out = np.empty(rgb.shape[:-1], dtype=np.uint8)
-    rows = max(1, LUMA_BLOCK // max(1, int(np.prod(rgb.shape[1:-1]))))
+    rows = max(1, NUMPY_BLOCK // max(1, int(np.prod(rgb.shape[1:-1]))))
     for top in range(0, rgb.shape[0], rows):
         out[top:top + rows] = _luma(rgb[top:top + rows])
     return out

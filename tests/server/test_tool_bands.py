@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFilter
 from trompe_analysis import channels
 from trompe_analysis.channels import channel_values, gaussian_blur
-from trompe_draw import marks
+from trompe_draw import images, marks
+from trompe_draw.images import blend
 from trompe_draw.marks import composite
 
 from imagekit import noise
@@ -21,8 +22,10 @@ modes = st.sampled_from(["RGB", "RGBA"])
 @pytest.fixture(autouse=True)
 def small_bands(monkeypatch):
     """Bands of 1,000 pixels, so small images are cut into many bands, as 50 MP images are."""
-    monkeypatch.setattr(channels, "LUMA_BLOCK", 1000)
-    monkeypatch.setattr(marks, "LUMA_BLOCK", 1000)
+    for module in (channels, marks):
+        monkeypatch.setattr(module, "LUMA_BLOCK", 1000)
+    for module in (channels, marks, images):
+        monkeypatch.setattr(module, "NUMPY_BLOCK", 1000)
 
 
 @settings(max_examples=60, deadline=None)
@@ -50,3 +53,20 @@ def test_a_banded_composite_is_the_whole_alpha_composite(size, mode, seed, alpha
     ImageDraw.Draw(layer).line([(0, 0), im.size], fill=(255, 0, 0, alpha), width=3)
     whole = Image.alpha_composite(im.convert("RGBA"), layer).convert(mode)
     assert composite(im.copy(), layer, "image").tobytes() == whole.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=sizes, mode=modes, seed=st.integers(0, 2**32 - 1), opacity=st.floats(0, 1),
+       alpha=st.sampled_from([None, 0, 1, 128, 254, 255]))
+def test_overlay_blending_is_the_float_formula(size, mode, seed, opacity, alpha):
+    """Whether read from the one-alpha table or worked out in bands: the pixels of the float64 formula over the
+    whole region (the way overlay_images computed them before)."""
+    region = np.asarray(noise(size, mode, seed)).copy()
+    top = np.asarray(noise(size, "RGBA", seed + 1)).copy()
+    if alpha is not None:  # one alpha over the whole overlay, as an opaque one has
+        top[..., 3] = alpha
+    whole = region.copy()
+    a = opacity * top.astype(np.float64)[..., 3:4] / 255
+    whole[..., :3] = np.floor(region[..., :3] * (1 - a) + top[..., :3].astype(np.float64) * a + 0.5).astype(np.uint8)
+    blend(region, top, opacity)
+    assert np.array_equal(region, whole)
