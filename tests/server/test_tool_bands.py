@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFilter
-from trompe_analysis import channels
+from trompe_analysis import channels, colors
+from trompe_analysis.colors import isolate
 from trompe_analysis.channels import channel_values, gaussian_blur
 from trompe_draw import images, marks
 from trompe_draw.images import blend
@@ -22,7 +23,7 @@ modes = st.sampled_from(["RGB", "RGBA"])
 @pytest.fixture(autouse=True)
 def small_bands(monkeypatch):
     """Bands of 1,000 pixels, so small images are cut into many bands, as 50 MP images are."""
-    for module in (channels, marks):
+    for module in (channels, colors, marks):
         monkeypatch.setattr(module, "LUMA_BLOCK", 1000)
     for module in (channels, marks, images):
         monkeypatch.setattr(module, "NUMPY_BLOCK", 1000)
@@ -70,3 +71,22 @@ def test_overlay_blending_is_the_float_formula(size, mode, seed, opacity, alpha)
     whole[..., :3] = np.floor(region[..., :3] * (1 - a) + top[..., :3].astype(np.float64) * a + 0.5).astype(np.uint8)
     blend(region, top, opacity)
     assert np.array_equal(region, whole)
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=sizes, mode=modes, seed=st.integers(0, 2**32 - 1), target=st.tuples(*[st.integers(0, 255)] * 3),
+       tolerance=st.sampled_from([0, 1, 40, 127, 200, 255]), keep=st.booleans())
+def test_isolating_a_colour_is_the_numpy_comparison(size, mode, seed, target, tolerance, keep):
+    """Pillow's tables, band by band, give the mask, count and dimmed pixels of the whole-array comparison (the
+    way isolate_color computed them before)."""
+    im = noise(size, mode, seed)
+    pixels = np.asarray(im)
+    match = (np.abs(pixels[..., :3].astype(np.int16) - np.array(target, np.int16)) <= tolerance).all(axis=-1)
+    out, matched = isolate(im, target, tolerance, keep)
+    if keep:
+        expected = pixels.copy()
+        expected[~match, :3] = np.floor(expected[~match, :3] * colors.DIM + 0.5).astype(np.uint8)
+    else:
+        expected = np.repeat(match[..., None].astype(np.uint8) * 255, 3, axis=-1)
+    assert matched == match.sum() and out.mode == (mode if keep else "RGB")
+    assert np.array_equal(np.asarray(out), expected)
