@@ -54,7 +54,7 @@ from trompe_server.app import ServerConfig, create_app
 from trompe_server.limits import GiB, MiB, Limits
 
 SIZES = [(256, 256), (1024, 1024), (2000, 1500), (4000, 3000), (8000, 6000)]
-PEER_TOOLS = ["crop", "draw_line", "draw_rectangle", "convert_grayscale", "blur"]  # operations a peer also offers
+PEER_TOOLS = ["crop", "draw_line", "draw_rectangle", "convert_grayscale", "blur", "get_image_size"]  # a peer has them
 BLUR_SIGMA = 8  # blur's default radius: the Gaussian's standard deviation
 BLUR_KERNEL = 51  # the odd OpenCV kernel size whose default sigma, 0.3 * ((k - 1) / 2 - 1) + 0.8, is 8
 SERVER = str(Path(sys.executable).with_name("trompe-server"))
@@ -97,6 +97,7 @@ def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tu
                                                                "color": red, "thickness": 2}]}),
         "convert_grayscale": ("change_color", {"palette": "grayscale"}),
         "blur": ("blur", {"areas": [{"x1": 0, "y1": 0, "x2": w, "y2": h, "blur_strength": BLUR_KERNEL}]}),
+        "get_image_size": ("get_metainfo", {}),  # reads, writes nothing
     }
     ddp = {
         "crop": ("crop_image", {"bbox_list": [[x0, y0, x1, y1]]}),
@@ -106,7 +107,8 @@ def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tu
     calls = {}
     if tool in sorcery:
         name, arguments = sorcery[tool]
-        calls["imagesorcery"] = (name, {"input_path": str(path), "output_path": str(out / f"{tool}.png")} | arguments)
+        written = {} if name == "get_metainfo" else {"output_path": str(out / f"{tool}.png")}
+        calls["imagesorcery"] = (name, {"input_path": str(path)} | written | arguments)
     if tool in ddp:
         calls["ddp"] = (ddp[tool][0], {"image_path": str(path)} | ddp[tool][1])
     return calls
