@@ -98,6 +98,8 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
     """
     tolerance = int(check_range(tolerance, 0, 255, "tolerance"))
     out, matched = isolate(ctx.view(image), ink(color)[:3], tolerance, output == "keep")
+    if out.mode == "L":  # only now: the input (a full copy when read back from disk) is gone before the result
+        out = out.convert("RGB")
     total = out.width * out.height
     fraction = matched / total
     return ToolOutput(f"{color} +/-{tolerance} in {image}: {matched} of {total} pixels match "
@@ -106,7 +108,7 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
 
 
 def isolate(im: Image.Image, target: tuple[int, ...], tolerance: int, keep: bool) -> tuple[Image.Image, int]:
-    """The white-on-black mask of pixels whose R, G and B each lie within `tolerance` of `target` (or, to keep,
+    """The white-on-black L mask of pixels whose R, G and B each lie within `tolerance` of `target` (or, to keep,
     the image with the others dimmed to DIM, rounded half up), and how many match.
 
     Pillow's per-channel tables and minimum, band by band: the int16 copies and comparisons numpy made cost
@@ -125,7 +127,7 @@ def isolate(im: Image.Image, target: tuple[int, ...], tolerance: int, keep: bool
         if kept is not None:
             kept.paste(Image.composite(band, band.point(dimmed), matches), (0, top))
     matched = mask.histogram()[255]
-    return (kept if kept is not None else mask.convert("RGB")), matched
+    return (kept if kept is not None else mask), matched
 
 
 TOOLS = [sample_color, isolate_color]

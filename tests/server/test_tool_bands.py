@@ -87,6 +87,6 @@ def test_isolating_a_colour_is_the_numpy_comparison(size, mode, seed, target, to
         expected = pixels.copy()
         expected[~match, :3] = np.floor(expected[~match, :3] * colors.DIM + 0.5).astype(np.uint8)
     else:
-        expected = np.repeat(match[..., None].astype(np.uint8) * 255, 3, axis=-1)
-    assert matched == match.sum() and out.mode == (mode if keep else "RGB")
+        expected = match.astype(np.uint8) * 255
+    assert matched == match.sum() and out.mode == (mode if keep else "L")
     assert np.array_equal(np.asarray(out), expected)
