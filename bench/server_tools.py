@@ -54,7 +54,9 @@ from trompe_server.app import ServerConfig, create_app
 from trompe_server.limits import GiB, MiB, Limits
 
 SIZES = [(256, 256), (1024, 1024), (2000, 1500), (4000, 3000), (8000, 6000)]
-PEER_TOOLS = ["crop", "draw_line", "draw_rectangle"]  # the operations both peers also offer
+PEER_TOOLS = ["crop", "draw_line", "draw_rectangle", "convert_grayscale", "blur", "get_image_size"]  # a peer has them
+BLUR_SIGMA = 8  # blur's default radius: the Gaussian's standard deviation
+BLUR_KERNEL = 51  # the odd OpenCV kernel size whose default sigma, 0.3 * ((k - 1) / 2 - 1) + 0.8, is 8
 SERVER = str(Path(sys.executable).with_name("trompe-server"))
 LIMIT_FLAGS = ["--max-session-bytes", "64GiB", "--max-images", "5000", "--max-source-bytes", "1GiB"]
 
@@ -75,11 +77,16 @@ def tool_arguments(tool: str, w: int, h: int) -> dict[str, Any]:
                                     {"image": "original", "box": [w // 2, h // 2, 3 * w // 4, 3 * h // 4]}]},
         "overlay_grid": {"image": "original"},
         "sample_color": {"image": "original", "points": [[w // 4, h // 4], [w // 2, h // 2]], "radius": 3},
+        "extract_channel": {"image": "original", "channel": "H"},
+        "isolate_color": {"image": "original", "color": "#5a8cc8"},
+        "blur": {"image": "original", "radius": BLUR_SIGMA},
     }[tool]
 
 
 def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tuple[str, dict[str, Any]]]:
-    """The same operation as `tool` in each peer's own tool (DDP has no free line: one vertical guide line)."""
+    """The same operation as `tool` in each peer's own tool, for the peers that have one (DDP has no free line:
+    one vertical guide line; ImageSorcery's blur is OpenCV's Gaussian over an area, here the whole image, with the
+    kernel size OpenCV derives the same sigma from)."""
     x0, y0, x1, y1 = w // 4, h // 4, 3 * w // 4, 3 * h // 4
     red = [0, 0, 255]  # BGR
     sorcery = {
@@ -88,15 +95,23 @@ def peer_calls(tool: str, path: Path, out: Path, w: int, h: int) -> dict[str, tu
                                                 "thickness": 3}]}),
         "draw_rectangle": ("draw_rectangles", {"rectangles": [{"x1": x0, "y1": y0, "x2": x1 - 1, "y2": y1 - 1,
                                                                "color": red, "thickness": 2}]}),
-    }[tool]
+        "convert_grayscale": ("change_color", {"palette": "grayscale"}),
+        "blur": ("blur", {"areas": [{"x1": 0, "y1": 0, "x2": w, "y2": h, "blur_strength": BLUR_KERNEL}]}),
+        "get_image_size": ("get_metainfo", {}),  # reads, writes nothing
+    }
     ddp = {
         "crop": ("crop_image", {"bbox_list": [[x0, y0, x1, y1]]}),
         "draw_line": ("gridmask", {"xp": [w // 2]}),
         "draw_rectangle": ("draw_rectangle", {"bboxes": [[x0, y0, x1 - 1, y1 - 1]]}),
-    }[tool]
-    return {"imagesorcery": (sorcery[0], {"input_path": str(path), "output_path": str(out / f"{tool}.png")}
-                             | sorcery[1]),
-            "ddp": (ddp[0], {"image_path": str(path)} | ddp[1])}
+    }
+    calls = {}
+    if tool in sorcery:
+        name, arguments = sorcery[tool]
+        written = {} if name == "get_metainfo" else {"output_path": str(out / f"{tool}.png")}
+        calls["imagesorcery"] = (name, {"input_path": str(path)} | written | arguments)
+    if tool in ddp:
+        calls["ddp"] = (ddp[tool][0], {"image_path": str(path)} | ddp[tool][1])
+    return calls
 
 
 class DirectContext:
@@ -194,8 +209,11 @@ def silenced(command: str, args: list[str], **options: Any) -> StdioServerParame
 
 def stdio_servers(root: Path, args: argparse.Namespace) -> dict[str, StdioServerParameters]:
     """Every stdio server of the run: trompe, optionally the baseline trompe, and the peers that were given."""
-    quiet = {"PATH": os.environ["PATH"], "HOME": str(root), "FASTMCP_LOG_LEVEL": "WARNING"}
-    servers = {"stdio": silenced(SERVER, ["--root", str(root), *LIMIT_FLAGS])}
+    quiet = {"PATH": os.environ["PATH"], "HOME": str(root), "FASTMCP_LOG_LEVEL": "WARNING",
+             "DISABLE_TELEMETRY": "1"}  # ImageSorcery's: no network attempts in its column
+    # The whole environment: the SDK's default passes on only HOME, PATH, SHELL and TERM, so without it a
+    # checkout run through PYTHONPATH served the venv's installed trompe, not itself.
+    servers = {"stdio": silenced(SERVER, ["--root", str(root), *LIMIT_FLAGS], env=dict(os.environ))}
     if args.baseline:
         code = args.baseline.resolve()
         path = os.pathsep.join(str(code / part) for part in ("servers", "plugins", "agents", "prompts"))
@@ -230,7 +248,8 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
     sizes = [s for s in SIZES if s in reps]
     chosen = args.tools or [name for name, spec in app.tools.items() if "core" in spec.tags]
     work = [(size, tool) for size in sizes for tool in PEER_TOOLS if tool in chosen]
-    work += [((1024, 1024), tool) for tool in chosen if tool not in PEER_TOOLS and (1024, 1024) in reps]
+    others = sizes if args.sizes else [s for s in [(1024, 1024)] if s in reps]  # by default 1024² only
+    work += [(size, tool) for size in others for tool in chosen if tool not in PEER_TOOLS]
     outputs = root / "out"
     outputs.mkdir()
     rows: dict[str, list[dict[str, Any]]] = {"wall": [], "cpu": [], "server": [], "faults": []}
@@ -266,7 +285,7 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             image = Image.open(path)
             image.load()
             arguments = tool_arguments(tool, *size)
-            peers = peer_calls(tool, path, outputs, *size) if tool in PEER_TOOLS else {}
+            peers = peer_calls(tool, path, outputs, *size)
             calls = {"floor": partial(raw_floor, tools[tool], {"original": image}, arguments, limits)}
             sessions = {}
             for name, client in clients.items():

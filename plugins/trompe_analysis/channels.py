@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from PIL import Image, ImageFilter
 from pydantic import Field
-from trompe_draw.marks import LUMA_BLOCK, grey_image, luma
+from trompe_draw.marks import LUMA_BLOCK, NUMPY_BLOCK, grey_image, luma
 from trompe_server import ImageId, ToolContext, ToolOutput, check_range
 
 if TYPE_CHECKING:  # for annotations: the functions that use numpy import it when called
@@ -46,7 +46,7 @@ def channel_values(rgb: np.ndarray | Image.Image, channel: str) -> np.ndarray:
 
     if isinstance(rgb, Image.Image):
         out = np.empty((rgb.height, rgb.width), dtype=np.uint8)
-        rows = max(1, LUMA_BLOCK // max(1, rgb.width))
+        rows = max(1, NUMPY_BLOCK // max(1, rgb.width))
         for top in range(0, rgb.height, rows):
             band = rgb.crop((0, top, rgb.width, min(rgb.height, top + rows)))
             out[top:top + rows] = channel_values(np.asarray(band)[..., :3], channel)

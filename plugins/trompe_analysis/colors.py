@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from PIL import Image
+from PIL import Image, ImageChops
 from pydantic import Field
 from trompe_draw.marks import LUMA_BLOCK, ink
 from trompe_server import (
@@ -95,28 +96,38 @@ def isolate_color(ctx: ToolContext, image: ImageId, color: Color,
 
     A pixel matches when each of its R, G and B lies within `tolerance` of the colour's.
     """
-    import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
-
-    target = np.array(ink(color)[:3], dtype=np.int16)
     tolerance = int(check_range(tolerance, 0, 255, "tolerance"))
-    im = ctx.view(image)
-    match = np.empty((im.height, im.width), dtype=bool)
-    kept = Image.new(im.mode, im.size) if output == "keep" else None
-    rows = max(1, LUMA_BLOCK // max(1, im.width))
-    for top in range(0, im.height, rows):  # in bands: int16 copies of a whole 50 MP image would take GBs
-        pixels = np.asarray(im.crop((0, top, im.width, min(im.height, top + rows))))
-        band = match[top:top + rows]
-        band[:] = (np.abs(pixels[..., :3].astype(np.int16) - target) <= tolerance).all(axis=-1)
-        if kept is not None:
-            dimmed = pixels.copy()
-            dimmed[~band, :3] = np.floor(dimmed[~band, :3] * DIM + 0.5).astype(np.uint8)
-            kept.paste(Image.fromarray(dimmed, im.mode), (0, top))
-    del im  # not needed any more: the input goes before the result is made
-    out = kept if kept is not None else Image.fromarray(match.view(np.uint8) * np.uint8(255), "L").convert("RGB")
-    fraction = float(match.mean())
-    return ToolOutput(f"{color} +/-{tolerance} in {image}: {int(match.sum())} of {match.size} pixels match "
+    out, matched = isolate(ctx.view(image), ink(color)[:3], tolerance, output == "keep")
+    if out.mode == "L":  # only now: the input (a full copy when read back from disk) is gone before the result
+        out = out.convert("RGB")
+    total = out.width * out.height
+    fraction = matched / total
+    return ToolOutput(f"{color} +/-{tolerance} in {image}: {matched} of {total} pixels match "
                       f"({fraction:.2%})", out,
-                      {"matched": int(match.sum()), "total": int(match.size), "fraction": round(fraction, 6)})
+                      {"matched": matched, "total": total, "fraction": round(fraction, 6)})
+
+
+def isolate(im: Image.Image, target: tuple[int, ...], tolerance: int, keep: bool) -> tuple[Image.Image, int]:
+    """The white-on-black L mask of pixels whose R, G and B each lie within `tolerance` of `target` (or, to keep,
+    the image with the others dimmed to DIM, rounded half up), and how many match.
+
+    Pillow's per-channel tables and minimum, band by band: the int16 copies and comparisons numpy made cost
+    about as much as the rest of a 12 MP call (bench/README.md).
+    """
+    inside = [[255 if abs(v - t) <= tolerance else 0 for v in range(256)] for t in target]
+    dimmed = [math.floor(v * DIM + 0.5) for v in range(256)] * 3 + list(range(256)) * (len(im.mode) - 3)
+    mask = Image.new("L", im.size)
+    kept = Image.new(im.mode, im.size) if keep else None
+    rows = max(1, LUMA_BLOCK // max(1, im.width))
+    for top in range(0, im.height, rows):  # in bands: each step's whole-image copies of 50 MP would be GBs
+        band = im.crop((0, top, im.width, min(im.height, top + rows)))
+        red, green, blue = (band.getchannel(i).point(inside[i]) for i in range(3))
+        matches = ImageChops.darker(ImageChops.darker(red, green), blue)  # 255 only where all three are
+        mask.paste(matches, (0, top))
+        if kept is not None:
+            kept.paste(Image.composite(band, band.point(dimmed), matches), (0, top))
+    matched = mask.histogram()[255]
+    return (kept if kept is not None else mask), matched
 
 
 TOOLS = [sample_color, isolate_color]

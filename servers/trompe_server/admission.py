@@ -112,7 +112,8 @@ def return_freed_pixels_to_the_os() -> None:
     threshold (images up to 1024x1024, bands, encoder buffers) one heap shared by every thread (M_ARENA_MAX
     1), whose top is only given back past twice the threshold, reuses its pages instead of faulting fresh
     ones in on every call (a 1 MiB threshold cost ~10,000 faults and 1.6x the CPU per 1024x1024 draw:
-    bench/README.md, "Memory admission").
+    bench/README.md, "Memory admission"). Freed images below the threshold stay in the heap, wherever they
+    were: `trim_heap` gives them back when a session closes.
 
     mallopt is looked up among the symbols already loaded (the interpreter links the C library):
     ctypes.util.find_library spawned `ldconfig -p` (or a compiler) at every start (bench/README.md, "Server
@@ -120,8 +121,20 @@ def return_freed_pixels_to_the_os() -> None:
     """
     import ctypes  # lazily, like the rest of a start: the stdio server's import time is measured
 
+    global _libc
     libc = ctypes.CDLL(None)
     if hasattr(libc, "mallopt"):  # glibc; other C libraries keep their own policy
         libc.mallopt(M_ARENA_MAX, 1)
         libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
         libc.mallopt(M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD)
+        _libc = libc
+
+
+_libc = None  # glibc, once return_freed_pixels_to_the_os has tuned it: only a server's own process is trimmed
+
+
+def trim_heap() -> None:
+    """Give the heap's free pages back to the OS (glibc's malloc_trim), e.g. once a session's pixels are freed:
+    images up to ~1450x1450 live in the heap, and the pages of those freed below its top stay otherwise."""
+    if _libc is not None and hasattr(_libc, "malloc_trim"):
+        _libc.malloc_trim(0)

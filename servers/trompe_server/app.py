@@ -26,7 +26,7 @@ from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
-from .admission import PIXEL_BYTES, WORK_FACTOR
+from .admission import PIXEL_BYTES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
 from .errors import ToolInputError
@@ -328,7 +328,9 @@ class TrompeApp:
         async def close_session(session: SessionId) -> str:
             """Free a session and all its images; its id stops working."""
             def work():
-                return f"closed {session} ({registry.close_session(session)} images freed)"
+                freed = registry.close_session(session)
+                trim_heap()
+                return f"closed {session} ({freed} images freed)"
             return await self._run(work)
 
         def meta(fn) -> dict[str, Any]:  # list_images opens the lineage app in a host that renders MCP Apps

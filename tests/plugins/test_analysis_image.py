@@ -41,9 +41,9 @@ async def test_grid_refusals(client, open_image):
 
 async def test_rgb_value_and_luma_channels_equal_numpy(client, open_image):
     session = await open_image(Image.fromarray(NOISE))
-    rgb = NOISE.astype(float)
+    wide = NOISE.astype(int)  # BT.601 luma rounded half up, in exact integers
     expected = {"R": NOISE[..., 0], "G": NOISE[..., 1], "B": NOISE[..., 2], "V": NOISE.max(axis=-1),
-                "L": np.floor(rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114 + 0.5)}
+                "L": (299 * wide[..., 0] + 587 * wide[..., 1] + 114 * wide[..., 2] + 500) // 1000}
     for channel, values in expected.items():
         out, meta = await pixels(client, session, "extract_channel", image="original", channel=channel)
         assert (out[..., 0] == values).all() and (out[..., 1] == out[..., 2]).all(), channel

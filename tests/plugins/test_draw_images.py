@@ -14,8 +14,9 @@ ANALYSIS = {"overlay_grid", "extract_channel", "sample_color", "isolate_color", 
 
 
 def bt601(rgb: np.ndarray) -> np.ndarray:
-    y = rgb[..., 0] * 0.299 + rgb[..., 1] * 0.587 + rgb[..., 2] * 0.114
-    return np.floor(y + 0.5).astype(np.uint8)
+    """0.299 R + 0.587 G + 0.114 B rounded half up, in exact integers."""
+    rgb = np.asarray(rgb).astype(np.int64)
+    return ((299 * rgb[..., 0] + 587 * rgb[..., 1] + 114 * rgb[..., 2] + 500) // 1000).astype(np.uint8)
 
 
 async def test_get_image_size_reports_without_storing(client, open_image):
@@ -31,9 +32,16 @@ async def test_get_image_size_reports_without_storing(client, open_image):
 async def test_grayscale_is_bt601_luma(client, open_image):
     session = await open_image()
     out, meta = await pixels(client, session, "convert_grayscale", image="original")
-    assert (out[..., 0] == bt601(SOURCE.astype(float))).all()
+    assert (out[..., 0] == bt601(SOURCE)).all()
     assert (out[..., 0] == out[..., 1]).all() and (out[..., 1] == out[..., 2]).all()
     assert meta["parents"] == ["original"]
+
+
+async def test_grayscale_rounds_an_exact_half_up(client, open_image):
+    """(0, 36, 12) has luma exactly 22.5: float64 arithmetic made it 22.499999999999996 and gave 22."""
+    session = await open_image(Image.new("RGB", (4, 3), (0, 36, 12)))
+    out, _ = await pixels(client, session, "convert_grayscale", image="original")
+    assert (out == 23).all()
 
 
 async def test_grayscale_keeps_transparency(client, open_image):
@@ -42,7 +50,7 @@ async def test_grayscale_keeps_transparency(client, open_image):
     rgba[..., 3] = np.arange(8, dtype=np.uint8)[None, :] * 30
     session = await open_image(Image.fromarray(rgba, "RGBA"))
     out, _ = await pixels(client, session, "convert_grayscale", image="original")
-    assert (out[..., 3] == rgba[..., 3]).all() and (out[..., 0] == bt601(np.array([200.0, 100, 50]))).all()
+    assert (out[..., 3] == rgba[..., 3]).all() and (out[..., 0] == bt601(np.array([200, 100, 50]))).all()
 
 
 async def test_overlay_blends_at_the_given_opacity(client, open_image):

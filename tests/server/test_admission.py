@@ -180,3 +180,30 @@ def test_the_server_heap_reuses_small_image_buffers_and_gives_large_ones_back():
     per_call, held, left = (float(v) for v in done.stdout.split())
     assert per_call < 100, done.stdout
     assert held >= 48 << 20 and left < 8 << 20, done.stdout
+
+
+TRIM_PROBE = """
+from pathlib import Path
+from PIL import Image
+from trompe_server.admission import return_freed_pixels_to_the_os, trim_heap
+
+return_freed_pixels_to_the_os()
+def rss(): return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
+base = rss()
+session, kept = [], []
+for _ in range(40):  # a session's 1 MP versions, 160 MiB, each followed by something that outlives it
+    session.append(Image.new("RGB", (1024, 1024), (1, 2, 3)))
+    kept.append(bytearray(256 << 10))
+del session
+freed = rss() - base
+trim_heap()
+print(freed, rss() - base)
+"""
+
+
+def test_a_closed_sessions_pixels_leave_the_heap():
+    """Images under the mmap threshold live in the heap, which keeps the pages of those freed below its top;
+    trim_heap (run by close_session) gives them back: RSS within 20 MiB of where it was before the session."""
+    done = subprocess.run([sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, check=True)
+    freed, trimmed = (int(v) for v in done.stdout.split())
+    assert freed > 20 << 20 and trimmed < 20 << 20, done.stdout
