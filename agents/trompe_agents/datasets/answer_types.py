@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..final_answer import INTEGER, LETTER, PAIR, SHORT, choice_schema, option_letters
-from .answers import shape_of
+from .forms import shape_of
 from .blindtest import ANSWER_TYPES as BLINDTEST_TYPES, task_name
 
 KINDS = ("yesno", "choice", "integer", "pair", "letter", "string", "text", "reply")
