@@ -44,6 +44,8 @@ class Columns:
                 return frozenset(next(csv.reader(f), []))
         if path.suffix == ".json":
             return _json_keys(path)
+        if path.is_dir() and next(path.rglob("*.parquet"), None) is None:
+            return frozenset()  # a folder of other files (a probe set's) has no columns
         if path.suffix == ".parquet" or path.is_dir():
             return frozenset(parquet_columns(path))
         return frozenset()

@@ -10,7 +10,7 @@ from typing import Any
 
 from .answer_types import parse
 from .base import DatasetError, ListDataset, Sample
-from .benchmark import Benchmark, Columns
+from .benchmark import Benchmark, Columns, SevexTask
 from .files import read_json_lines, require_file
 from .splits import check_no_split
 
@@ -100,4 +100,7 @@ def detect(path: Path, columns: Columns) -> bool:
 
 BENCHMARK = Benchmark(NAME, load_jsonl, "trompe's own probe sets (`trompe probes generate`): a folder with probes.jsonl",
                       aliases=("probes",), detect=detect, detection_rank=3, answer_form="auto",
+                      sevex_tasks=(SevexTask("probes", "Yes/no questions about classic visual illusions and "
+                                             "counterfactual variants; judge the physical stimulus, not the "
+                                             "impression.", "yes or no"),),
                       inspect_task="probes")
