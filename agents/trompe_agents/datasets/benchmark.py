@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .base import DatasetError, ListDataset
 from .harness import OFFICIAL, Record, Render, Score, plain

@@ -91,7 +91,8 @@ def load_datacv2(path: Path, images_root: Path | None = None, split: str | None 
 
 
 TASK_I = Benchmark(
-    TASK_I_NAME, load_datacv1, "DataCV 2026 Task I: yes/no about a classic illusion (test.csv; image paths relative to it)",
+    TASK_I_NAME, load_datacv1,
+    "DataCV 2026 Task I: yes/no about a classic illusion (test.csv; image paths relative to it)",
     detect=lambda path, columns: path.suffix == ".csv" and {"index", "image_path", "prompt"} <= columns.names,
     answer_form="binary", agent_task=1, inspect_task="datacv_task1")
 TASK_II = Benchmark(

@@ -98,9 +98,9 @@ def detect(path: Path, columns: Columns) -> bool:
     return path.suffix == ".jsonl" or path.is_dir() and (path / PROBES_FILE).is_file()
 
 
-BENCHMARK = Benchmark(NAME, load_jsonl, "trompe's own probe sets (`trompe probes generate`): a folder with probes.jsonl",
-                      aliases=("probes",), detect=detect, detection_rank=3, answer_form="auto",
-                      sevex_tasks=(SevexTask("probes", "Yes/no questions about classic visual illusions and "
-                                             "counterfactual variants; judge the physical stimulus, not the "
-                                             "impression.", "yes or no"),),
-                      inspect_task="probes")
+BENCHMARK = Benchmark(
+    NAME, load_jsonl, "trompe's own probe sets (`trompe probes generate`): a folder with probes.jsonl",
+    aliases=("probes",), detect=detect, detection_rank=3, answer_form="auto",
+    sevex_tasks=(SevexTask("probes", "Yes/no questions about classic visual illusions and counterfactual variants; "
+                           "judge the physical stimulus, not the impression.", "yes or no"),),
+    inspect_task="probes")
