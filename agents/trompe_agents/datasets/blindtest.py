@@ -17,7 +17,6 @@ from .harness import OFFICIAL, Record, Score, keys, macro, micro, per_group, rep
 from .parquet import images_folder, read_rows, write_image
 
 NAME = "blindtest"
-SPLIT = "valid"
 
 COLUMNS = ["task", "image", "prompt", "groundtruth"]
 # HF `task` values and the BlindTest repo's generator names, keyed without case or punctuation, mapped to the
@@ -51,7 +50,7 @@ def task_name(task: str) -> str:
 def load_blindtest(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     folder = images_folder(images_root, NAME, path)
     samples = []
-    rows, _ = read_rows(path, COLUMNS, split, SPLIT)
+    rows, _ = read_rows(path, COLUMNS, split, BENCHMARK.evaluation_split)
     for i, (where, row) in enumerate(rows):
         sample_id = f"{task_name(str(row['task']))}-{i:05d}"
         image = write_image(row["image"], folder, f"{where} (task {row['task']!r}), image")
@@ -233,7 +232,7 @@ _TOUCHING = ("Two circles are drawn; say whether they touch or overlap.", "Yes o
 BENCHMARK = Benchmark(
     NAME, load_blindtest, "BlindTest (VLMs Are Blind): counts, letters and yes/no, per-task accuracy (parquet)",
     detect=detect, detection_rank=1,  # TeT's columns hold BlindTest's too
-    answer_form="auto", render=render, evaluation_split=SPLIT,
+    answer_form="auto", render=render, evaluation_split="valid",
     scorers={OFFICIAL: official, "lmms-eval": lmms_eval, "vlmevalkit": vlmevalkit},
     record_keys=("task", "groundtruth"),
     sevex_tasks=(

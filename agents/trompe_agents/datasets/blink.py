@@ -20,7 +20,6 @@ from .harness import OFFICIAL, Record, Score, choice_score, macro, micro, reply
 from .parquet import images_folder, read_rows, write_image
 
 NAME = "blink"
-SPLIT = "val"
 
 COLUMNS = ["idx", "question", "choices", "answer", "image_1"]
 
@@ -38,7 +37,7 @@ def subtask_key(name: str) -> str:
 def load_blink(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     folder = images_folder(images_root, NAME, path)
     samples = []
-    rows, chosen = read_rows(path, COLUMNS, split, SPLIT)
+    rows, chosen = read_rows(path, COLUMNS, split, BENCHMARK.evaluation_split)
     for where, row in rows:
         idx = str(row["idx"])
         where = f"{where} (idx {idx!r})"
@@ -140,7 +139,8 @@ _ANSWER = "the option letter in parentheses, e.g. (A)"
 
 BENCHMARK = Benchmark(
     NAME, load_blink, "BLINK: multiple choice over 1-4 images, per-subtask accuracy (parquet file or snapshot folder)",
-    detect=detect, answer_form="choice", extractor=extract, render=render, evaluation_split=SPLIT, agent_task=2,
+    detect=detect, answer_form="choice", extractor=extract, render=render, evaluation_split="val",  # test: hidden
+    agent_task=2,
     scorers={OFFICIAL: official, "lmms-eval": lmms_eval, "vlmevalkit": vlmevalkit},
     judges={OFFICIAL: OFFICIAL_JUDGE, "vlmevalkit": vlmeval_mcq.judge(blink=True)},
     decided_by={OFFICIAL: lambda text, r: blink_match.match(text, r.get("choices")).rule,

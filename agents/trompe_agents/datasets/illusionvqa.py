@@ -22,7 +22,6 @@ from .parquet import images_folder, read_rows, write_image
 from .splits import check_no_split
 
 NAME = "illusionvqa"
-SPLIT = "test"  # train and select hold few-shot examples
 
 
 def choices_of(row: dict[str, Any], where: str) -> list[str]:
@@ -86,7 +85,7 @@ def load_illusionvqa(path: Path, images_root: Path | None = None, split: str | N
             samples.append(_sample(row, _json_image(row, root, where), sample_id, where, None))
         return ListDataset(NAME, samples)
     folder = images_folder(images_root, NAME, path)
-    rows, chosen = read_rows(path, ["image", "question"], split, SPLIT)
+    rows, chosen = read_rows(path, ["image", "question"], split, BENCHMARK.evaluation_split)
     for i, (where, row) in enumerate(rows):
         sample_id = str(row.get("id", i))
         where = f"{where} (id {sample_id!r})"
@@ -143,5 +142,6 @@ def _no_punctuation(text: str) -> str:
 
 BENCHMARK = Benchmark(
     NAME, load_illusionvqa, "IllusionVQA: multiple choice with up to 8 options (parquet, JSONL or JSON)",
-    detect=detect, detection_rank=2, answer_form="choice", evaluation_split=SPLIT, agent_task=2,
+    detect=detect, detection_rank=2, answer_form="choice", agent_task=2,
+    evaluation_split="test",  # train and select hold few-shot examples
     scorers={OFFICIAL: official, "lmms-eval": lmms_eval}, inspect_task=NAME)

@@ -61,9 +61,9 @@ def decided_by(fmt: str | None, records: list[Record], scorer: str = OFFICIAL) -
     option text, ...); empty for the others."""
     benchmark = benchmarks().get(fmt or "")
     rule = benchmark.decided_by.get(scorer) if benchmark is not None else None
-    if rule is None:
+    if benchmark is None or rule is None:
         return {}
-    return {str(r["id"]): rule(text, r) if (text := reply(r, fmt)) is not None else "no answer"
+    return {str(r["id"]): rule(text, r) if (text := harness.reply(r, benchmark.render)) is not None else "no answer"
             for r in records if r.get("label") is not None}
 
 
