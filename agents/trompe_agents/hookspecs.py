@@ -50,6 +50,13 @@ def register_dataset_formats(register):
 
 
 @hookspec
+def register_benchmarks(register):
+    """Register benchmarks: call register(name, benchmark) with a `datasets.benchmark.Benchmark` named `name`
+    (loader, detection, answer form, evaluation split, scorers and judges per harness, SEVEX tasks, Inspect
+    task); `--format NAME`, `--scorer`, `sevex explore --task` and `inspect eval trompe/TASK` then offer it."""
+
+
+@hookspec
 def register_scorers(register):
     """Register benchmark scorers: call register((format, name), scorer) where scorer(records) returns a
     `datasets.scorers.Score`; `--scorer NAME` picks it for runs of that format."""

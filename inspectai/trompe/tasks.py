@@ -1,13 +1,19 @@
 """The benchmarks trompe reads, as Inspect tasks: `inspect eval trompe/<name> -T dataset=FILE`.
 
-Each task reads the local files trompe's loader for that benchmark reads (nothing is downloaded), answers with
-the illusion agent unless `--solver` says otherwise, and scores as trompe does.
+One task per registered benchmark that names one (`Benchmark.inspect_task`, a plugin's included). Each reads the
+local files trompe's loader for that benchmark reads (nothing is downloaded), answers with the illusion agent
+unless `--solver` says otherwise, and scores as trompe does. `from trompe.tasks import blink` gives BLINK's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai import Task, task
 from inspect_ai.solver import Solver
+
+from trompe_agents.datasets.benchmark import Benchmark
+from trompe_agents.datasets.benchmarks import benchmarks
 
 from .names import registered
 from .samples import KEY, inspect_dataset
@@ -25,55 +31,24 @@ def benchmark_task(fmt: str, dataset: str, images_root: str | None, split: str |
                 metrics=metrics_for(run["format"]), metadata={KEY: run})
 
 
-@task(name=registered("datacv_task1"))
-def datacv_task1(dataset: str = "", images_root: str | None = None, labels: str | None = None,
-                 solver: Solver | None = None) -> Task:
-    """DataCV 2026 Task I: yes/no about a classic illusion (test.csv; image paths relative to it)."""
-    return benchmark_task("datacv1", dataset, images_root, None, labels, 1, solver)
+def _inspect_task(benchmark: Benchmark) -> Callable[..., Task]:
+    """The benchmark's task, registered as `trompe/<inspect_task>`; --task is the illusion agent's (1 or 2),
+    refused where it contradicts the benchmark's own (datasets.load.resolve_task)."""
+    def benchmark_file(dataset: str = "", images_root: str | None = None, split: str | None = None,
+                       labels: str | None = None, task: int | None = None, solver: Solver | None = None) -> Task:
+        return benchmark_task(benchmark.name, dataset, images_root, split, labels, task, solver)
+
+    benchmark_file.__name__ = benchmark_file.__qualname__ = str(benchmark.inspect_task)
+    benchmark_file.__doc__ = benchmark.description
+    return task(name=registered(str(benchmark.inspect_task)))(benchmark_file)
 
 
-@task(name=registered("datacv_task2"))
-def datacv_task2(dataset: str = "", images_root: str | None = None, labels: str | None = None,
-                 solver: Solver | None = None) -> Task:
-    """DataCV 2026 Task II: 4-way multiple choice (test.json; images under images_root)."""
-    return benchmark_task("datacv2", dataset, images_root, None, labels, 2, solver)
+BENCHMARK_TASKS: dict[str, Callable[..., Task]] = {
+    b.inspect_task: _inspect_task(b) for b in benchmarks().values() if b.inspect_task is not None}
 
 
-@task(name=registered("blink"))
-def blink(dataset: str = "", images_root: str | None = None, split: str | None = None,
-          solver: Solver | None = None) -> Task:
-    """BLINK: multiple choice over 1-4 images, per-subtask accuracy (parquet file or snapshot folder)."""
-    return benchmark_task("blink", dataset, images_root, split, None, 2, solver)
-
-
-@task(name=registered("blindtest"))
-def blindtest(dataset: str = "", images_root: str | None = None, split: str | None = None,
-              solver: Solver | None = None) -> Task:
-    """BlindTest (VLMs Are Blind): counts, letters and yes/no, per-task accuracy (parquet)."""
-    return benchmark_task("blindtest", dataset, images_root, split, None, None, solver)
-
-
-@task(name=registered("hallusionbench"))
-def hallusionbench(dataset: str = "", images_root: str | None = None, split: str | None = None,
-                   solver: Solver | None = None) -> Task:
-    """HallusionBench: yes/no, aAcc/qAcc/fAcc by the official and lmms-eval rules (JSON or parquet)."""
-    return benchmark_task("hallusionbench", dataset, images_root, split, None, 1, solver)
-
-
-@task(name=registered("illusionvqa"))
-def illusionvqa(dataset: str = "", images_root: str | None = None, split: str | None = None,
-                solver: Solver | None = None) -> Task:
-    """IllusionVQA: multiple choice with up to 8 options (parquet, JSONL or JSON)."""
-    return benchmark_task("illusionvqa", dataset, images_root, split, None, 2, solver)
-
-
-@task(name=registered("vstar"))
-def vstar(dataset: str = "", images_root: str | None = None, solver: Solver | None = None) -> Task:
-    """V* Bench: multiple choice about small details of large images (test_questions.jsonl)."""
-    return benchmark_task("vstar", dataset, images_root, None, None, 2, solver)
-
-
-@task(name=registered("probes"))
-def probes(dataset: str = "", task: int | None = None, solver: Solver | None = None) -> Task:
-    """trompe's own probe sets (`trompe probes generate`): a folder with probes.jsonl."""
-    return benchmark_task("jsonl", dataset, None, None, None, task, solver)
+def __getattr__(name: str) -> Callable[..., Task]:
+    """A benchmark's task by its name (`from trompe.tasks import blink`)."""
+    if name in BENCHMARK_TASKS:
+        return BENCHMARK_TASKS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,8 @@ from alarmkit import alarm
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trompe_agents.datasets.answers import BOXED, BRACES, DIGIT_PAIR, EXTRACTORS, extract
+from trompe_agents.datasets.answers import extract
+from trompe_agents.datasets.forms import BOXED, BRACES, DIGIT_PAIR, EXTRACTORS
 from trompe_agents.final_answer import (INTEGER, LETTER, PAIR, SHORT, choice_schema, fenced, json_objects,
                                         parse_answer, reformat, unwrapped)
 from trompe_agents.replies import (MAX_NUMBER_DIGITS, MAX_REPLY_CHARS, AnswerError, ReplyTooLong, integer_text,

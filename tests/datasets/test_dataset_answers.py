@@ -6,7 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trompe_agents.datasets.answers import EXTRACTORS, extract, is_correct, normalise
+from trompe_agents.datasets.answers import extract, is_correct, normalise
+from trompe_agents.datasets.forms import EXTRACTORS
 
 TABLE = [
     ("blink", "(B)", "B"),
@@ -96,7 +97,7 @@ def test_options_make_letters_and_parenthesised_letters_options():
 
 
 def test_unknown_format_and_invalid_gold_are_errors():
-    with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'; choose one of blink, datacv2, "):
+    with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'; choose one of blindtest, blink, "):
         extract("mcq", "A")
     with pytest.raises(ValueError, match="'maybe' is not a valid datacv1 answer"):
         normalise("datacv1", "maybe")

@@ -10,9 +10,9 @@ from alarmkit import alarm
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trompe_agents.datasets import answers, scorers
-from trompe_agents.datasets.answers import (BARE_CHOICE, CHOICE_TIERS, COLUMNS_WORD, COUNT_TIERS, ROWS_WORD,
-                                            YESNO_TIERS, _END, _named_rows_columns, _then, extract)
+from trompe_agents.datasets import answers, blindtest
+from trompe_agents.datasets.forms import (BARE_CHOICE, CHOICE_TIERS, COLUMNS_WORD, COUNT_TIERS, ROWS_WORD,
+                                          YESNO_TIERS, _END, _named_rows_columns, _then, extract)
 
 # ---------------------------------------------------------------- the patterns as they were
 
@@ -39,8 +39,8 @@ OLD_ROWS_COUNTED = re.compile(r"(\d+)\s*rows?\b.*?(\d+)\s*columns?", re.I | re.S
 OLD_ROWS_THEN_COLUMNS = re.compile(r"rows?\b.*columns?", re.I | re.S)
 OLD_BARE = re.compile(r"\W*(?:option|choice|answer)?\W*\(?([A-Ha-h])\)?[.:)]?\W*", re.I)
 OLD_FIRST_BRACES = re.compile(r"\{(.*?)\}")
-OLD_VLMEVAL = {scorers.VLMEVAL_ROWS: re.compile(r"[Rr]ows?(?:[^{}]*)\{(\d+)\}"),
-               scorers.VLMEVAL_COLUMNS: re.compile(r"[Cc]olumns?(?:[^{}]*)\{(\d+)\}")}
+OLD_VLMEVAL = {blindtest.VLMEVAL_ROWS: re.compile(r"[Rr]ows?(?:[^{}]*)\{(\d+)\}"),
+               blindtest.VLMEVAL_COLUMNS: re.compile(r"[Cc]olumns?(?:[^{}]*)\{(\d+)\}")}
 
 # Text built from what these patterns look for, with whitespace of several kinds (\n is the only line break of
 # (?m)^), punctuation runs, digits of another script and case-folding oddities (ſ is s, K is k without case).
@@ -79,7 +79,7 @@ def test_rows_and_columns_and_a_bare_letter_read_as_the_old_patterns_did(text):
 @given(texts)
 def test_vlmevalkit_reads_braces_and_grids_as_its_patterns_do(text):
     old = OLD_FIRST_BRACES.search(text)
-    assert scorers._first_braces(text) == (old.group(1) if old else "")
+    assert blindtest._first_braces(text) == (old.group(1) if old else "")
     for new, old_pattern in OLD_VLMEVAL.items():
         found, old = new.search(text), old_pattern.search(text)
         assert (found and found.group(1)) == (old and old.group(1))
@@ -108,10 +108,10 @@ def test_extraction_of_hostile_replies_finishes(kind, text, expected):
 
 
 @pytest.mark.parametrize("read, text, expected", [
-    (scorers._first_braces, "{" * N, ""), (scorers._first_braces, "{" * N + "\n{x}", "x"),
-    (lambda t: scorers._vlmeval_grid(t, "5,6"), "Row " * (N // 4) + "{5} columns {6}", True),
-    (lambda t: scorers._vlmeval_grid(t, "5,6"), "row column " * (N // 11), False),
-    (lambda t: scorers.lmms_blindtest_parse(t, "counting grid - blank grids"), "{" + "9" * N, None),
+    (blindtest._first_braces, "{" * N, ""), (blindtest._first_braces, "{" * N + "\n{x}", "x"),
+    (lambda t: blindtest._vlmeval_grid(t, "5,6"), "Row " * (N // 4) + "{5} columns {6}", True),
+    (lambda t: blindtest._vlmeval_grid(t, "5,6"), "row column " * (N // 11), False),
+    (lambda t: blindtest.lmms_blindtest_parse(t, "counting grid - blank grids"), "{" + "9" * N, None),
     (lambda t: answers.extract("blink", t, ["left", "right"]), "answer is" + " " * N + "!", None),
 ])
 def test_harness_scorers_of_hostile_replies_finish(read, text, expected):
@@ -121,5 +121,5 @@ def test_harness_scorers_of_hostile_replies_finish(read, text, expected):
 
 @pytest.mark.parametrize("text", ["rows={" + "9" * 5_000 + "} columns={6}", "(" + "9" * 5_000 + ", 6)"])
 def test_a_grid_number_past_the_digit_cap_is_wrong_and_raises_nothing(text):
-    assert scorers._vlmeval_grid(text, "5,6") is False
-    assert scorers._vlmeval_grid("rows={5} columns={6}", "5,6") is True
+    assert blindtest._vlmeval_grid(text, "5,6") is False
+    assert blindtest._vlmeval_grid("rows={5} columns={6}", "5,6") is True

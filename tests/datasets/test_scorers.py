@@ -23,8 +23,11 @@ from hypothesis import strategies as st
 from trompe_agents.records import SampleResult
 from trompe_agents.datasets import blink_match
 from trompe_agents.datasets.metrics import benchmark_metrics
-from trompe_agents.datasets.scorers import lmms_blink_letter, lmms_blindtest_parse, lmms_vstar_letter, render
-from trompe_agents.datasets.scorers import vlmeval_yes_no
+from trompe_agents.datasets.blindtest import lmms_blindtest_parse
+from trompe_agents.datasets.blink import lmms_blink_letter
+from trompe_agents.datasets.scorers import render
+from trompe_agents.datasets.vlmeval_match import vlmeval_yes_no
+from trompe_agents.datasets.vstar import lmms_vstar_letter
 from trompe_agents.illusion.cli import main as illusion_agent
 from runlines import written
 
@@ -315,7 +318,7 @@ def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per
                                  {"name": "Relative_Depth", "accuracy": 1.0, "samples": 2, "right": 2,
                                   "ci95": figures["groups"][1]["ci95"]}]
     with pytest.raises(SystemExit, match="--judge-backend: blink lmms-eval has no model matcher; these do: blink "
-                       "official, blink vlmevalkit, vstar vlmevalkit, hallusionbench official, hallusionbench "
-                       "lmms-eval, hallusionbench vlmevalkit"):
+                       "official, blink vlmevalkit, hallusionbench official, hallusionbench lmms-eval, "
+                       "hallusionbench vlmevalkit, vstar vlmevalkit"):
         illusion_agent(["score", str(out), "--scorer", "lmms-eval", "--judge-backend", "function",
                         "--judge-model", "scripted_answers:judge_says_b"])

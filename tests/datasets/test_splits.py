@@ -23,9 +23,9 @@ def test_split_of_a_file(path, split):
 
 def test_default_split_is_the_labelled_one_and_a_missing_split_lists_the_others():
     files = [Path("J/test-00000-of-00001.parquet"), Path("J/val-00000-of-00001.parquet")]
-    assert pick_split(files, None, "blink", Path("J")) == ([files[1]], "val")
-    assert pick_split(files, "all", "blink", Path("J")) == (files, "all")
+    assert pick_split(files, None, "val", Path("J")) == ([files[1]], "val")
+    assert pick_split(files, "all", "val", Path("J")) == (files, "all")
     with pytest.raises(DatasetError, match=r"--split: J has no split 'train'; its splits: test, val \(or 'all'\)"):
-        pick_split(files, "train", "blink", Path("J"))
+        pick_split(files, "train", "val", Path("J"))
     only = [Path("x/test-00000-of-00001.parquet")]
-    assert pick_split(only, None, "blink", Path("x")) == (only, "test")  # one split: that one
+    assert pick_split(only, None, "val", Path("x")) == (only, "test")  # one split: that one

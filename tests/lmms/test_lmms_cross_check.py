@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("lmms_eval", reason="the lmms-eval extra is not installed (pip install 'trompe[lmms-eval]')")
 
 import lmmskit  # noqa: E402
-from trompe_agents.datasets.scorers import lmms_blindtest_right, lmms_blink_right  # noqa: E402
+from trompe_agents.datasets.blindtest import lmms_blindtest_right  # noqa: E402
+from trompe_agents.datasets.blink import lmms_blink_right  # noqa: E402
 from trompe_agents.illusion.cli import main as illusion_agent  # noqa: E402
 from trompe_agents.illusion.rescore import score_run  # noqa: E402
 from runlines import written  # noqa: E402

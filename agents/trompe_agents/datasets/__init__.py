@@ -2,7 +2,8 @@
 
 from .answers import extract, is_correct, normalise
 from .base import Dataset, DatasetError, ListDataset, Sample
-from .load import LOADERS, detect_format, load_dataset
+from .benchmark import Benchmark, Judge, SevexTask
+from .load import dataset_formats, detect_format, load_dataset
 
-__all__ = ["LOADERS", "Dataset", "DatasetError", "ListDataset", "Sample", "detect_format", "extract",
-           "is_correct", "load_dataset", "normalise"]
+__all__ = ["Benchmark", "Dataset", "DatasetError", "Judge", "ListDataset", "Sample", "SevexTask", "dataset_formats",
+           "detect_format", "extract", "is_correct", "load_dataset", "normalise"]

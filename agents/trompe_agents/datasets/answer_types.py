@@ -14,16 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..final_answer import INTEGER, LETTER, PAIR, SHORT, choice_schema, option_letters
-from .answers import shape_of
+from .forms import shape_of
 from .blindtest import ANSWER_TYPES as BLINDTEST_TYPES, task_name
 
 KINDS = ("yesno", "choice", "integer", "pair", "letter", "string", "text", "reply")
 SHAPES = {"yesno": "yesno", "choice": "choice", "count": "integer", "rows_columns": "pair", "letter": "letter",
-          "word": "string"}  # answers.shape_of's names for a gold answer's shape
+          "word": "string"}  # forms.shape_of's names for a gold answer's shape
 PATTERNS = {"integer": INTEGER, "pair": PAIR, "letter": LETTER, "string": SHORT}
-EXTRACTORS = {"yesno": "yesno", "choice": "choice", "integer": "count", "pair": "rows_columns", "letter": "letter",
-              "string": "word", "text": "word",
-              "reply": "word"}  # the answers.extract format that reads each kind from free text
+FORM_OF = {"yesno": "yesno", "choice": "choice", "integer": "count", "pair": "rows_columns", "letter": "letter",
+           "string": "word", "text": "word", "reply": "word"}  # the answer form (forms.py) that reads each kind
 DESCRIPTIONS = {
     "integer": "a whole number in digits, e.g. 3",
     "pair": "two whole numbers in the order the question names them, comma-separated, e.g. 5,6 for 5 rows and "
@@ -76,8 +75,8 @@ class AnswerType:
         return f"choice:{self.options}" if self.kind == "choice" else self.kind
 
     def extractor(self) -> str:
-        """The `answers.extract` format that reads this kind from free text (SEVEX's target replies)."""
-        return EXTRACTORS[self.kind]
+        """The answer form (forms.py) that reads this kind from free text (SEVEX's target replies)."""
+        return FORM_OF[self.kind]
 
 
 def parse(value: str) -> AnswerType:

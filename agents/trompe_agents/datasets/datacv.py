@@ -12,17 +12,20 @@ import csv
 import re
 from pathlib import Path
 
-from .answers import normalise
 from .base import DatasetError, ListDataset, Sample
+from .benchmark import Benchmark
 from .files import read_json_list, require_columns
+from .forms import normalise
 from .options import dot_options
 
+TASK_I_NAME, TASK_II_NAME = "datacv1", "datacv2"
 
-def _answer(benchmark: str, value, where: str) -> str | None:
+
+def _answer(benchmark: str, form: str, value, where: str) -> str | None:
     if value in (None, ""):
         return None
     try:
-        return normalise(benchmark, str(value))
+        return normalise(form, str(value))
     except ValueError:
         raise DatasetError(f"{where}: answer {value!r} is not a valid {benchmark} answer") from None
 
@@ -51,10 +54,10 @@ def load_datacv1(path: Path, images_root: Path | None = None, split: str | None 
             where = f"{path}: line {line_no} (index {row['index']!r})"
             image, error = _image(root, row["image_path"], f"{where}, image_path", missing)
             samples.append(Sample(id=str(row["index"]), images=[image], question=row["prompt"],
-                                  answer=_answer("datacv1", row.get("answer") or row.get("label"), where),
+                                  answer=_answer(TASK_I_NAME, "binary", row.get("answer") or row.get("label"), where),
                                   metadata={"image_path": row["image_path"], "index": str(row["index"])},
                                   error=error, answer_type="yesno"))
-    return ListDataset("datacv1", samples, _counts(missing))
+    return ListDataset(TASK_I_NAME, samples, _counts(missing))
 
 
 def item_id(item: dict, where: str) -> str:
@@ -81,7 +84,18 @@ def load_datacv2(path: Path, images_root: Path | None = None, split: str | None 
         where = f"{where} (id {sample_id!r})"
         image, error = _image(root, item["image_name"], f"{where}, image_name", missing)
         samples.append(Sample(id=sample_id, images=[image], question=item["Question"],
-                              answer=_answer("datacv2", item.get("answer"), where),
+                              answer=_answer(TASK_II_NAME, "choice", item.get("answer"), where),
                               choices=dot_options(item["option"], where),
                               metadata={"image_name": item["image_name"], "index": sample_id}, error=error))
-    return ListDataset("datacv2", samples, _counts(missing))
+    return ListDataset(TASK_II_NAME, samples, _counts(missing))
+
+
+TASK_I = Benchmark(
+    TASK_I_NAME, load_datacv1,
+    "DataCV 2026 Task I: yes/no about a classic illusion (test.csv; image paths relative to it)",
+    detect=lambda path, columns: path.suffix == ".csv" and {"index", "image_path", "prompt"} <= columns.names,
+    answer_form="binary", agent_task=1, inspect_task="datacv_task1")
+TASK_II = Benchmark(
+    TASK_II_NAME, load_datacv2, "DataCV 2026 Task II: 4-way multiple choice (test.json; images under images_root)",
+    detect=lambda path, columns: path.suffix == ".json" and {"image_name", "Question", "option"} <= columns.names,
+    answer_form="choice", agent_task=2, inspect_task="datacv_task2")

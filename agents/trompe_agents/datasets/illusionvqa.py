@@ -8,14 +8,20 @@ unless --split says otherwise. The GitHub result JSONs name each image twice: `i
 from __future__ import annotations
 
 import json
+import re
+import string
 from pathlib import Path
 from typing import Any
 
-from .answers import LETTERS
 from .base import DatasetError, ListDataset, Sample
+from .benchmark import Benchmark, Columns
 from .files import read_json_lines, read_json_list
+from .forms import LETTERS
+from .harness import OFFICIAL, Record, Score, choice_score, macro, micro, plain, subtask
 from .parquet import images_folder, read_rows, write_image
 from .splits import check_no_split
+
+NAME = "illusionvqa"
 
 
 def choices_of(row: dict[str, Any], where: str) -> list[str]:
@@ -77,12 +83,65 @@ def load_illusionvqa(path: Path, images_root: Path | None = None, split: str | N
                 if not isinstance(row, dict) or key not in row:
                     raise DatasetError(f"{where}: missing column {key!r}")
             samples.append(_sample(row, _json_image(row, root, where), sample_id, where, None))
-        return ListDataset("illusionvqa", samples)
-    folder = images_folder(images_root, "illusionvqa", path)
-    rows, chosen = read_rows(path, ["image", "question"], split, "illusionvqa")
+        return ListDataset(NAME, samples)
+    folder = images_folder(images_root, NAME, path)
+    rows, chosen = read_rows(path, ["image", "question"], split, BENCHMARK.evaluation_split)
     for i, (where, row) in enumerate(rows):
         sample_id = str(row.get("id", i))
         where = f"{where} (id {sample_id!r})"
         image = write_image(row["image"], folder, f"{where}, image")
         samples.append(_sample(row, image, sample_id, where, chosen))
-    return ListDataset("illusionvqa", samples)
+    return ListDataset(NAME, samples)
+
+
+def detect(path: Path, columns: Columns) -> bool:
+    """Loose rules (V*'s JSONL has an `image` too): tried after the stricter ones."""
+    names = columns.names
+    if path.suffix == ".jsonl":
+        return "images" not in names and "image" in names
+    options = bool({"options", "choices"} & names)
+    if path.suffix == ".json":
+        return "question" in names and options
+    return (path.suffix == ".parquet" or path.is_dir()) and {"image", "question"} <= names and options
+
+
+ILLUSIONVQA_MISC = ("counting", "repeating pattern", "perspective", "occlusion", "angle constancy")
+
+
+def official(records: list[Record]) -> Score:
+    """IllusionVQA's own evaluation (csebuetnlp/IllusionVQA evaluation_code/generic_eval.ipynb at 9e1c2b8): the
+    reply's first character equals the option letter (case kept); headline the total over all items; the table
+    per category with counting, repeating pattern, perspective, occlusion and angle constancy merged as Misc."""
+    def group(record: Record) -> str:
+        category = subtask(record)
+        return "Misc" if category in ILLUSIONVQA_MISC else category
+
+    groups = choice_score(records, plain, lambda text, r: text[:1] == r["label"], group)
+    return Score(OFFICIAL, "IllusionVQA generic_eval.ipynb: accuracy over all items", {
+        "accuracy": micro(groups), "mean over categories": macro(groups)}, groups)
+
+
+def lmms_eval(records: list[Record]) -> Score:
+    """lmms-eval `illusionvqa_comprehension` (lmms_eval/tasks/illusionvqa/utils.py `MultiChoiceRegexFilter`,
+    illusionvqa.yaml at 75571cf): a reply starting "X." reads as X, any other reply as itself; exact_match with
+    ignore_case and ignore_punctuation against the letter (lmms_eval/api/metrics.py `exact_match_hf_evaluate`:
+    spaces are kept); the mean over items."""
+    def right(text: str, record: Record) -> bool:
+        found = re.match(r"^\s*([A-Z])\.", text)
+        said = found.group(1) if found else text
+        return _no_punctuation(said).lower() == _no_punctuation(str(record["label"])).lower()  # no strip there
+
+    groups = choice_score(records, plain, right)
+    return Score("lmms-eval", "lmms-eval illusionvqa: exact_match over items", {"exact_match": micro(groups)},
+                 groups)
+
+
+def _no_punctuation(text: str) -> str:
+    return text.translate(str.maketrans("", "", string.punctuation))
+
+
+BENCHMARK = Benchmark(
+    NAME, load_illusionvqa, "IllusionVQA: multiple choice with up to 8 options (parquet, JSONL or JSON)",
+    detect=detect, detection_rank=2, answer_form="choice", agent_task=2,
+    evaluation_split="test",  # train and select hold few-shot examples
+    scorers={OFFICIAL: official, "lmms-eval": lmms_eval}, inspect_task=NAME)

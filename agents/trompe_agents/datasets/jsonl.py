@@ -10,10 +10,12 @@ from typing import Any
 
 from .answer_types import parse
 from .base import DatasetError, ListDataset, Sample
+from .benchmark import Benchmark, Columns, SevexTask
 from .files import read_json_lines, require_file
 from .splits import check_no_split
 
 PROBES_FILE = "probes.jsonl"
+NAME = "jsonl"
 
 
 def record(sample: Sample, root: Path) -> dict[str, Any]:
@@ -60,9 +62,16 @@ def _answer_type(value: str | None, where: str) -> str | None:
 
 
 def load_jsonl(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
-    """Read the generic format; `images_root` overrides the folder image paths are relative to."""
+    """Read the generic format (a file, or a probe set's folder holding PROBES_FILE); `images_root` overrides the
+    folder image paths are relative to."""
     check_no_split(split, "generic JSONL", path)
+    path = lines_file(path)
     return ListDataset(path.stem, list(iter_jsonl(path, images_root)))
+
+
+def lines_file(path: Path) -> Path:
+    """The file of the generic format: `path`, or a probe set folder's PROBES_FILE."""
+    return path / PROBES_FILE if path.is_dir() else path
 
 
 def iter_jsonl(path: Path, images_root: Path | None = None) -> Iterator[Sample]:
@@ -82,3 +91,16 @@ def iter_jsonl(path: Path, images_root: Path | None = None) -> Iterator[Sample]:
                      answer=None if answer is None else str(answer), choices=row.get("choices"),
                      category=row.get("category"), metadata=row.get("metadata") or {},
                      answer_type=_answer_type(row.get("answer_type"), where))
+
+
+def detect(path: Path, columns: Columns) -> bool:
+    """Every JSONL file no stricter rule claims, and a probe set's folder."""
+    return path.suffix == ".jsonl" or path.is_dir() and (path / PROBES_FILE).is_file()
+
+
+BENCHMARK = Benchmark(
+    NAME, load_jsonl, "trompe's own probe sets (`trompe probes generate`): a folder with probes.jsonl",
+    aliases=("probes",), detect=detect, detection_rank=3, answer_form="auto",
+    sevex_tasks=(SevexTask("probes", "Yes/no questions about classic visual illusions and counterfactual variants; "
+                           "judge the physical stimulus, not the impression.", "yes or no"),),
+    inspect_task="probes")

@@ -2,112 +2,43 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..hookspecs import hookimpl
 from ..plugins import registered
-from . import answer_types
+from . import answer_types, jsonl
 from .base import DatasetError, FileDataset, ListDataset, Sample
-from .blindtest import load_blindtest
-from .blink import load_blink
-from .datacv import load_datacv1, load_datacv2
+from .benchmark import Columns, Loader
+from .benchmarks import benchmarks, detection_order
 from .files import check_inside
-from .hallusionbench import load_hallusionbench
-from .illusionvqa import load_illusionvqa
-from .jsonl import PROBES_FILE, iter_jsonl, load_jsonl
+from .jsonl import iter_jsonl, lines_file, load_jsonl
 from .labels import join_labels
-from .parquet import cache_root, parquet_columns
+from .parquet import cache_root
 from .splits import check_no_split
-from .tet import load_tet
-from .tsv import load_tsv
-from .vstar import load_vstar
-
-# The built-in formats; every format, a plugin's included, is in dataset_formats().
-LOADERS: dict[str, Callable[[Path, Path | None, str | None], ListDataset]] = {
-    "jsonl": load_jsonl, "datacv1": load_datacv1, "datacv2": load_datacv2, "blink": load_blink,
-    "blindtest": load_blindtest, "hallusionbench": load_hallusionbench, "illusionvqa": load_illusionvqa,
-    "vstar": load_vstar, "tet": load_tet, "vlmevalkit": load_tsv,
-}
 
 
 @hookimpl
 def register_dataset_formats(register):
-    """The built-in formats, registered as a plugin's are."""
-    for name, loader in LOADERS.items():
-        register(name, loader)
+    """Every registered benchmark's loader, as a plugin's format is."""
+    for name, benchmark in benchmarks().items():
+        register(name, benchmark.loader)
 
 
-def dataset_formats() -> dict[str, Callable[[Path, Path | None, str | None], ListDataset]]:
-    """name -> loader(path, images_root, split) for every format the built-ins and the installed plugins register
-    (a plugin's format is read by --format NAME; detection knows the built-in ones)."""
+def dataset_formats() -> dict[str, Loader]:
+    """name -> loader(path, images_root, split) for every benchmark and every format the installed plugins
+    register (a plugin's format is read by --format NAME; detection knows the benchmarks')."""
     return registered("register_dataset_formats", "dataset format", sys.modules[__name__], "datasets")
 
 
-# The illusion agent's task per format: 1 yes/no, 2 multiple choice (others: from the samples).
-AGENT_TASKS = {"datacv1": 1, "hallusionbench": 1, "datacv2": 2, "blink": 2, "illusionvqa": 2, "vstar": 2}
-
-
-def _first_json_line(path: Path) -> set[str]:
-    first = next((line for line in path.open(encoding="utf-8") if line.strip()), "{}")
-    try:
-        row = json.loads(first)
-    except ValueError as err:
-        raise DatasetError(f"{path}: first line is not valid JSON ({err})") from None
-    return set(row) if isinstance(row, dict) else set()
-
-
-def _json_keys(path: Path) -> set[str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise DatasetError(f"{path}: not valid JSON ({err})") from None
-    return set(data[0]) if isinstance(data, list) and data and isinstance(data[0], dict) else set()
-
-
 def detect_format(path: Path) -> str:
-    """Tell the format from the file name, CSV header, JSON keys or parquet columns."""
-    if path.is_dir() and (path / PROBES_FILE).is_file():
-        return "jsonl"
-    keys: set[str] = set()
-    if path.suffix == ".jsonl":
-        keys = _first_json_line(path)
-        if {"image", "text", "label", "question_id"} <= keys:
-            return "vstar"
-        return "illusionvqa" if "images" not in keys and "image" in keys else "jsonl"
-    if path.suffix == ".tsv":
-        with path.open(newline="", encoding="utf-8") as f:
-            keys = set(f.readline().rstrip("\r\n").split("\t"))
-        if {"index", "question"} <= keys:
-            return "vlmevalkit"
-    elif path.suffix == ".csv":
-        with path.open(newline="", encoding="utf-8") as f:
-            keys = set(next(csv.reader(f), []))
-        if {"index", "image_path", "prompt"} <= keys:
-            return "datacv1"
-    elif path.suffix == ".json":
-        keys = _json_keys(path)
-        if {"image_name", "Question", "option"} <= keys:
-            return "datacv2"
-        if {"gt_answer", "visual_input"} <= keys:
-            return "hallusionbench"
-        if "question" in keys and ("options" in keys or "choices" in keys):
-            return "illusionvqa"
-    elif path.suffix == ".parquet" or path.is_dir():
-        keys = set(parquet_columns(path))
-        if {"gt_answer", "visual_input", "image"} <= keys:
-            return "hallusionbench"
-        if {"idx", "question", "groundtruth", "image"} <= keys:
-            return "tet"
-        if {"task", "groundtruth"} <= keys:
-            return "blindtest"
-        if {"idx", "choices", "image_1"} <= keys:
-            return "blink"
-        if {"image", "question"} <= keys and ({"options", "choices"} & keys):
-            return "illusionvqa"
+    """Tell the format from the file name, CSV header, JSON keys or parquet columns (`Benchmark.detect`)."""
+    columns = Columns(path)
+    for benchmark in detection_order():
+        if benchmark.detect(path, columns):
+            return benchmark.name
+    keys = columns.names
     found = f" (found: {', '.join(sorted(keys))})" if keys else ""
     raise DatasetError(f"dataset: cannot tell the format of {path}{found}; pass --format, one of "
                        f"{', '.join(dataset_formats())}")
@@ -135,17 +66,14 @@ def load_dataset(path: Path | str, format: str | None = None, labels: Path | str
     if not path.exists():
         raise DatasetError(f"dataset: file not found: {path}")
     folders = [] if images_anywhere else image_folders(path, images_root)
-    if stream and labels is None and (format or detect_format(path)) == "jsonl" and \
-            dataset_formats()["jsonl"] is load_jsonl:  # a plugin's own "jsonl" reads its own way
-        return _streamed_jsonl(path / PROBES_FILE if path.is_dir() else path,
-                               Path(images_root) if images_root is not None else None, split, folders)
+    if stream and labels is None and dataset_formats().get(format or detect_format(path)) is load_jsonl:
+        return _streamed_jsonl(lines_file(path), Path(images_root) if images_root is not None else None, split,
+                               folders)
     try:
         kind = format or detect_format(path)
         loaders = dataset_formats()
         if kind not in loaders:
             raise DatasetError(f"format: unknown format {kind!r}; choose one of {', '.join(loaders)}")
-        if kind == "jsonl" and path.is_dir():
-            path = path / PROBES_FILE
         dataset = loaders[kind](path, Path(images_root) if images_root is not None else None, split)
     except UnicodeDecodeError as err:  # e.g. a parquet file given with a text format
         raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
@@ -184,14 +112,19 @@ def _streamed_jsonl(path: Path, images_root: Path | None, split: str | None, fol
             unlabelled += sample.answer is None
     except UnicodeDecodeError as err:
         raise DatasetError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start}); check --format") from None
-    return FileDataset(path.stem, read, length, {"unlabelled": unlabelled} if unlabelled else {}, "jsonl")
+    return FileDataset(path.stem, read, length, {"unlabelled": unlabelled} if unlabelled else {}, jsonl.NAME)
+
+
+def _fixed_task(fmt: str) -> int | None:
+    benchmark = benchmarks().get(fmt)
+    return benchmark.agent_task if benchmark is not None else None
 
 
 def agent_task(fmt: str, samples: Iterable) -> int:
-    """The illusion agent's task for a dataset: its format's, else 1 when every item is yes/no, else 2 (options,
-    counts, grids, letters: Task II's prompt and analysis tools, with each item's own answer form)."""
-    if fmt in AGENT_TASKS:
-        return AGENT_TASKS[fmt]
+    """The illusion agent's task for a dataset: its benchmark's, else 1 when every item is yes/no, else 2
+    (options, counts, grids, letters: Task II's prompt and analysis tools, with each item's own answer form)."""
+    if (fixed := _fixed_task(fmt)) is not None:
+        return fixed
     kinds = {kind.kind for s in samples if (kind := answer_types.of_sample(s)) is not None}
     return 1 if kinds <= {"yesno"} else 2
 
@@ -201,7 +134,7 @@ def resolve_task(given: int | None, fmt: str, samples: Iterable, path: Path,
     """--task, or the one the dataset's format implies; a contradiction with a benchmark's format is refused
     rather than run wrong, one with the answers of a plain sample file is said through `warn` and run as given."""
     inferred = agent_task(fmt, samples)
-    if given is not None and fmt in AGENT_TASKS and given != inferred:
+    if given is not None and _fixed_task(fmt) is not None and given != inferred:
         raise DatasetError(f"--task {given}: {path} is a {fmt} dataset, which is Task {inferred}; pass --task "
                            f"{inferred} or leave --task out")
     if given is not None and given != inferred and warn is not None:

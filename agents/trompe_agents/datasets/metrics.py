@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..records import SampleResult
-from .hallusionbench import KEYS as HALLUSION_KEYS
+from .benchmarks import benchmarks
 from .scorers import OFFICIAL, check, registered_scorers, score
-
-RULES = {"tet": "accuracy per task, mean over tasks"}
 
 
 @dataclass
@@ -44,15 +42,12 @@ class Metrics:
                 "groups": [{"name": n, "accuracy": a, "samples": k} for n, a, k in self.groups]}
 
 
-# BlindTest's own task name and gold text, as the harness scorers read them; HallusionBench's reference answer,
-# which its GPT judge is shown (judges.py)
-SCORER_KEYS = ("task", "groundtruth", "gt_answer_details")
-
-
 def metric_keys(metadata: dict[str, Any]) -> dict[str, Any]:
-    """What a result record keeps of a sample's metadata for these metrics (HallusionBench's grouping keys and
-    reference answer, BlindTest's HF task name and raw gold answer)."""
-    return {k: metadata[k] for k in (*HALLUSION_KEYS, *SCORER_KEYS) if k in metadata}
+    """What a result record keeps of a sample's metadata for the benchmarks' scorers and judges
+    (`Benchmark.record_keys`: HallusionBench's grouping keys and reference answer, BlindTest's HF task name and
+    raw gold answer)."""
+    wanted = {k: None for b in benchmarks().values() for k in b.record_keys}
+    return {k: metadata[k] for k in wanted if k in metadata}
 
 
 # what a result record holds that no scorer reads (the agent's reasoning, tool calls, token counts, file paths):
@@ -101,7 +96,9 @@ def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: 
         metrics = Metrics(found.rule, found.headline, found.groups, scorer=found.scorer)
         read = {str(r["id"]) for r in labelled} if found.scored_ids is None else found.scored_ids
     else:
-        metrics = per_group(groups, RULES.get(fmt or "", "accuracy per category"), "mean over categories")
+        benchmark = benchmarks().get(fmt or "")
+        rule = benchmark.category_rule if benchmark is not None else "accuracy per category"
+        metrics = per_group(groups, rule, "mean over categories")
         read = None
     metrics.unscored = unscored
     metrics.scored = sum(n for _, n in groups.values()) if read is None else len(read)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .answers import LETTERS
+from .forms import LETTERS
 from .base import DatasetError
 
 PAREN_OPTION = re.compile(r"^\s*\(([A-H])\)\s*(.*?)\s*$")

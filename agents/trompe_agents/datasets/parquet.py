@@ -49,12 +49,13 @@ def parquet_columns(path: Path) -> list[str]:
 ROWS_PER_BATCH = 64  # rows decoded into Python at a time: a dataset's images are never all in memory at once
 
 
-def read_rows(path: Path, need: list[str], split: str | None = None, benchmark: str = ""
+def read_rows(path: Path, need: list[str], split: str | None = None, evaluation: str | None = None
               ) -> tuple[Iterator[tuple[str, dict[str, Any]]], str | None]:
-    """Rows of the chosen split's parquet files, each with a 'file: row N' label for error messages, read a batch
-    at a time as they are iterated (a file that is not parquet, or lacks a column, fails when its turn comes)."""
+    """Rows of the chosen split's parquet files (`split`, else `evaluation`, the benchmark's evaluation split),
+    each with a 'file: row N' label for error messages, read a batch at a time as they are iterated (a file that
+    is not parquet, or lacks a column, fails when its turn comes)."""
     pq = pyarrow_parquet()
-    files, chosen = pick_split(parquet_files(path), split, benchmark, path)
+    files, chosen = pick_split(parquet_files(path), split, evaluation, path)
     return _rows(pq, files, need), chosen
 
 

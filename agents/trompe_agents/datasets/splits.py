@@ -9,9 +9,6 @@ from .base import DatasetError
 
 SHARD = re.compile(r"^(?P<split>.+?)-\d{5}-of-\d{5}$")  # data/test-00000-of-00001.parquet
 ALL = "all"
-# The labelled evaluation split of each benchmark (BLINK's test answers are hidden; IllusionVQA's train and
-# select rows are few-shot examples). HallusionBench's official scoring covers both of lmms-lab's splits.
-EVALUATION_SPLITS = {"blink": "val", "illusionvqa": "test", "blindtest": "valid", "hallusionbench": ALL}
 
 
 def split_of(file: Path) -> str | None:
@@ -23,10 +20,12 @@ def split_of(file: Path) -> str | None:
     return None
 
 
-def pick_split(files: list[Path], split: str | None, benchmark: str, source: Path) -> tuple[list[Path], str | None]:
-    """The files of the requested split (default: the benchmark's evaluation split) and that split's name."""
+def pick_split(files: list[Path], split: str | None, evaluation: str | None, source: Path
+               ) -> tuple[list[Path], str | None]:
+    """The files of the requested split (default: `evaluation`, the benchmark's labelled evaluation split, where
+    the snapshot holds several) and that split's name."""
     found = sorted({s for f in files if (s := split_of(f)) is not None})
-    wanted = split or (EVALUATION_SPLITS.get(benchmark) if len(found) > 1 else None)
+    wanted = split or (evaluation if len(found) > 1 else None)
     if wanted in (None, ALL):
         return files, wanted if wanted else (found[0] if len(found) == 1 else None)
     chosen = [f for f in files if split_of(f) == wanted]

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .answers import normalise
 from .base import DatasetError, ListDataset, Sample
+from .benchmark import Benchmark, Columns
+from .forms import normalise
 from .options import inline_options
 from .parquet import images_folder, read_rows, safe_name, write_image
 
 COLUMNS = ["idx", "question", "image", "groundtruth", "task"]
+NAME = "tet"
 
 
 def load_tet(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
-    folder = images_folder(images_root, "tet", path)
-    rows, chosen = read_rows(path, COLUMNS, split, "tet")
+    folder = images_folder(images_root, NAME, path)
+    rows, chosen = read_rows(path, COLUMNS, split)
     samples, missing = [], 0
     for where, row in rows:
         idx = str(row["idx"])
@@ -35,10 +37,18 @@ def load_tet(path: Path, images_root: Path | None = None, split: str | None = No
             image = write_image(value, folder, f"{where}, image")
         gt = row["groundtruth"]
         try:
-            answer = normalise("tet", str(gt), choices) if gt not in (None, "") else None
+            answer = normalise("auto", str(gt), choices, NAME) if gt not in (None, "") else None
         except ValueError:
             raise DatasetError(f"{where}: groundtruth {gt!r} cannot be read") from None
         samples.append(Sample(id=idx, images=[image], question=row["question"], answer=answer, choices=choices,
                               answer_type=None if choices else "string",  # colorblindhard: the characters read
                               category=row["task"], metadata={"groundtruth": gt, "split": chosen}, error=error))
-    return ListDataset("tet", samples, {"missing_image": missing} if missing else {})
+    return ListDataset(NAME, samples, {"missing_image": missing} if missing else {})
+
+
+def detect(path: Path, columns: Columns) -> bool:
+    return (path.suffix == ".parquet" or path.is_dir()) and {"idx", "question", "groundtruth", "image"} <= columns.names
+
+
+BENCHMARK = Benchmark(NAME, load_tet, "TeT: short answers and multiple choice per task (parquet)", detect=detect,
+                      answer_form="auto", category_rule="accuracy per task, mean over tasks")

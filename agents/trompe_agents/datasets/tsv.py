@@ -18,13 +18,15 @@ import csv
 import sys
 from pathlib import Path
 
-from .answers import LETTERS, normalise
 from .base import DatasetError, ListDataset, Sample
+from .benchmark import Benchmark
+from .forms import LETTERS, normalise
 from .files import require_columns
 from .parquet import images_folder, write_image
 from .splits import check_no_split
 
 COLUMNS = ["index", "question"]
+NAME = "vlmevalkit"
 FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)  # a base64 image is one field of many megabytes
 
 
@@ -59,7 +61,7 @@ def _answer(row: dict[str, str], choices: list[str], where: str) -> str | None:
             raise DatasetError(f"{where}: answer {raw!r} is not one of the {len(choices)} option letters")
         return letter
     try:
-        return normalise("jsonl", raw)
+        return normalise("auto", raw)
     except ValueError:
         raise DatasetError(f"{where}: answer {raw!r} cannot be read") from None
 
@@ -80,7 +82,7 @@ def load_tsv(path: Path, images_root: Path | None = None, split: str | None = No
     rows = read_tsv(path)
     check_unique_indices(rows, path)
     by_index = {str(row["index"]): row.get("image") or "" for row in rows}
-    folder = images_folder(images_root, "vlmevalkit", path) if any(by_index.values()) else None
+    folder = images_folder(images_root, NAME, path) if any(by_index.values()) else None
     samples = []
     for line, row in enumerate(rows, 2):
         index = str(row["index"])
@@ -96,3 +98,9 @@ def load_tsv(path: Path, images_root: Path | None = None, split: str | None = No
                               choices=choices or None, category=row.get("category") or None,
                               metadata={**metadata, "index": index}))
     return ListDataset(path.stem, samples)
+
+
+BENCHMARK = Benchmark(
+    NAME, load_tsv, "A VLMEvalKit TSV of any benchmark (index, image, question, A-H, answer, category)",
+    detect=lambda path, columns: path.suffix == ".tsv" and {"index", "question"} <= columns.names,
+    answer_form="auto")
