@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -138,20 +137,6 @@ class ToolkitPlugin:
 
 
 # Fake installed distributions -------------------------------------------------------------------------
-
-def install_distribution(site: Path, name: str, entry_points: dict[str, str], package: Path | None = None,
-                         version: str = "0.1.0") -> Path:
-    """Write a package and its *.dist-info (METADATA, entry_points.txt) into `site`, as pip would."""
-    site.mkdir(parents=True, exist_ok=True)
-    if package is not None:
-        shutil.copytree(package, site / package.name)
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[trompe.tools]\n{lines}")
-    return site
-
 
 def env_with(site: Path | None = None, **extra: str) -> dict[str, str]:
     """The environment for a server subprocess: no inherited TROMPE_* settings, `site` on PYTHONPATH."""

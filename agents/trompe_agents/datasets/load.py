@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
+
 from . import answer_types
 from .base import DatasetError, FileDataset, ListDataset, Sample
 from .blindtest import load_blindtest
@@ -44,7 +44,7 @@ def register_dataset_formats(register):
 def dataset_formats() -> dict[str, Callable[[Path, Path | None, str | None], ListDataset]]:
     """name -> loader(path, images_root, split) for every format the built-ins and the installed plugins register
     (a plugin's format is read by --format NAME; detection knows the built-in ones)."""
-    return registered("register_dataset_formats", "dataset format", sys.modules[__name__], "datasets")
+    return default_plugins().registry("register_dataset_formats", "dataset format")
 
 
 # The illusion agent's task per format: 1 yes/no, 2 multiple choice (others: from the samples).

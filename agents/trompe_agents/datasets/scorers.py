@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 import string
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
+
 from ..records import SampleResult
 from ..replies import integer_text
 from . import blink_match, vlmeval_match
@@ -497,7 +497,7 @@ def registered_scorers() -> dict[str, dict[str, Callable[[list[Record]], Score]]
     """format -> scorer name (official first) -> scorer, the built-ins' and the installed plugins'; a pair two
     plugins register is refused naming both."""
     by_format: dict[str, dict[str, Callable[[list[Record]], Score]]] = defaultdict(dict)
-    found = registered("register_scorers", "scorer", sys.modules[__name__], "scorers")
+    found = default_plugins().registry("register_scorers", "scorer")
     for (fmt, name), scorer in sorted(found.items(), key=lambda item: item[0][1] != OFFICIAL):
         by_format[fmt][name] = scorer
     return dict(by_format)

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from ..records import Accuracy, SampleResult, accuracy
 from ..statefiles import write_atomic
