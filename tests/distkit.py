@@ -5,6 +5,7 @@ on sys.path (or PYTHONPATH) as it finds an installed one, and the real discovery
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -25,9 +26,18 @@ def install_distribution(site: Path, name: str, entry_points: dict[str, str], pa
     return site
 
 
-def install_module(site: Path, name: str, plugin: str, source: str, group: str = GROUP) -> Path:
-    """A distribution `name` whose entry point `plugin` is a one-file package holding `source`; returns `site`."""
-    module = f"{name.replace('-', '_')}_plugin"
+def install_module(site: Path, name: str, plugin: str, source: str, group: str = GROUP, module: str = "") -> Path:
+    """A distribution `name` whose entry point `plugin` is a one-file package `module` (default: NAME_plugin)
+    holding `source`; returns `site`."""
+    module = module or f"{name.replace('-', '_')}_plugin"
     (site / module).mkdir(parents=True)
     (site / module / "__init__.py").write_text(source)
     return install_distribution(site, name, {plugin: module}, group=group)
+
+
+def env_with(site: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment for a server subprocess: no inherited TROMPE_* settings, `site` on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TROMPE_")}
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    return env | extra

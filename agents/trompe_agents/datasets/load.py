@@ -44,7 +44,7 @@ def register_dataset_formats(register):
 def dataset_formats() -> dict[str, Callable[[Path, Path | None, str | None], ListDataset]]:
     """name -> loader(path, images_root, split) for every format the built-ins and the installed plugins register
     (a plugin's format is read by --format NAME; detection knows the built-in ones)."""
-    return default_plugins().registry("register_dataset_formats", "dataset format")
+    return dict(default_plugins().registry("register_dataset_formats", "dataset format"))
 
 
 # The illusion agent's task per format: 1 yes/no, 2 multiple choice (others: from the samples).

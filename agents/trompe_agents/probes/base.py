@@ -55,7 +55,7 @@ def register_probe_families(register):
 
 def registered_families() -> dict[str, Family]:
     """Every family the built-ins and the installed plugins register; a name two register is refused."""
-    return default_plugins().registry("register_probe_families", "probe family")
+    return dict(default_plugins().registry("register_probe_families", "probe family"))
 
 
 def family(name: str, suite: str, category: str, description: str,

@@ -147,7 +147,7 @@ def register_strategies(register):
 
 
 def _strategies() -> dict:
-    return default_plugins().registry("register_strategies", "strategy")
+    return dict(default_plugins().registry("register_strategies", "strategy"))
 
 
 def strategy_names() -> list[str]:

@@ -24,7 +24,7 @@ def register_sandboxes(register):
 
 
 def _sandboxes() -> dict:
-    return default_plugins().registry("register_sandboxes", "sandbox")
+    return dict(default_plugins().registry("register_sandboxes", "sandbox"))
 
 
 def sandbox_names() -> list[str]:
