@@ -99,24 +99,33 @@ class Plugins:
             self.register(plugin, name)
 
     def register(self, plugin: Any, name: str) -> None:
-        """Add a plugin in process (an object or module with `@hookimpl` functions), held to the same rules."""
-        self.pm.register(plugin, name=name)
-        self.pm.check_pending()
+        """Add a plugin in process (an object or module with `@hookimpl` functions), held to the same rules; one
+        implementing a hook trompe does not have (a misspelt name, a newer release's hook) is refused naming it."""
+        try:
+            self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            if self.pm.get_plugin(name) is not None:
+                self.pm.unregister(name=name)
+            why = "; ".join(line.strip() for line in str(exc).splitlines())
+            raise PluginError(f"plugin {name!r} cannot be used: {why}; the hooks and their arguments are in "
+                              "trompe_kernel/hookspecs.py (docs/plugins.md)") from None
 
     def _load(self, name: str, value: str, load: Callable[[], Any]) -> None:
         if self.pm.get_plugin(name) is not None or name in self.load_errors:
             return
-        try:
-            plugin = load()
-        except Exception as exc:  # noqa: BLE001 -- one broken plugin must say which it is, and not stop the others
-            problem = f"plugin {name!r} ({value}) failed to import: {type(exc).__name__}: {exc}"
-            if self.strict or (self.wanted is not None and name in self.wanted):
-                raise PluginError(problem) from exc
-            print(f"trompe: skipping {problem}; what it registers is unavailable (set {self.settings.strict} to "
-                  "stop instead)", file=sys.stderr)
-            self.load_errors[name] = f"{type(exc).__name__}: {exc}"
+        try:  # one broken plugin must say which it is, and not stop the others
+            self.register(load(), name)
             return
-        self.register(plugin, name)
+        except PluginError as exc:  # a hook trompe does not have
+            problem, self.load_errors[name] = str(exc), f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 -- whatever its import raised
+            problem = f"plugin {name!r} ({value}) failed to import: {type(exc).__name__}: {exc}"
+            self.load_errors[name] = f"{type(exc).__name__}: {exc}"
+        if self.strict or (self.wanted is not None and name in self.wanted):
+            raise PluginError(problem)
+        print(f"trompe: skipping {problem}; what it registers is unavailable (set {self.settings.strict} to stop "
+              "instead)", file=sys.stderr)
 
     def _wants(self, builtin: Builtin) -> bool:
         return self.wanted is None or not builtin.tools or builtin.name in self.wanted

@@ -13,7 +13,7 @@ from distkit import env_with, install_module
 from PIL import Image
 from trompe_kernel import hookspecs
 from trompe_kernel.builtins import BUILTINS
-from trompe_kernel.errors import PluginConflict
+from trompe_kernel.errors import PluginConflict, PluginError
 from trompe_kernel.manager import Plugins
 from trompe_kernel.registry import Registry
 
@@ -141,3 +141,16 @@ def _calls(name: str) -> list[str]:
 ])
 def test_one_namespace_one_manager_one_group(call, home):
     assert _calls(call) == home
+
+
+def test_a_plugin_implementing_a_hook_trompe_does_not_have_is_skipped_naming_it_or_stops_when_strict(
+        tmp_path, monkeypatch, capsys):
+    source = "from trompe_kernel import hookimpl\n\n\n@hookimpl\ndef register_tool(register):\n    pass\n"
+    monkeypatch.syspath_prepend(str(install_module(tmp_path / "site", "typo-tools", "typo", source)))
+    loaded = {impl.plugin_name for impl in Plugins(strict=False).implementations("register_tools")}
+    assert loaded == {"draw", "analysis", "vision"}  # the others load
+    said = capsys.readouterr().err
+    assert "trompe: skipping plugin 'typo' cannot be used: unknown hook 'register_tool'" in said
+    assert "the hooks and their arguments are in trompe_kernel/hookspecs.py" in said
+    with pytest.raises(PluginError, match="^plugin 'typo' cannot be used: unknown hook 'register_tool'"):
+        Plugins(strict=True).implementations("register_tools")
