@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,14 @@ def test_a_plugin_implementing_a_hook_trompe_does_not_have_is_skipped_naming_it_
     assert "the hooks and their arguments are in trompe_kernel/hookspecs.py" in said
     with pytest.raises(PluginError, match="^plugin 'typo' cannot be used: unknown hook 'register_tool'"):
         Plugins(strict=True).implementations("register_tools")
+
+
+def test_a_hook_imports_only_its_own_built_ins():
+    """The server never imports the agents, and naming one backend imports no other vendor's SDK (a second each)."""
+    probe = ("import sys\nfrom trompe_server.app import create_app\ncreate_app().registry.close()\n"
+             "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('trompe_agents')}))\n"
+             "from trompe_agents.plugins import backend_entry\nbackend_entry('function')\n"
+             "print(sorted(m for m in ('anthropic', 'openai', 'google.genai', 'transformers') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], env=env_with(), capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "[]"]
