@@ -1,6 +1,7 @@
 """The house's layering, read from the source with `ast`: no import cycle, and no module importing one above it.
 
-Layers, low to high: the server (trompe_server) and the prompt files (trompe_prompts); the tool plugins
+Layers, low to high: the plugin kernel (trompe_kernel: version, exits, plugin errors, hooks, manager); the server
+(trompe_server) and the prompt files (trompe_prompts); the tool plugins
 (trompe_draw, trompe_analysis, trompe_vision), which may build on one another; the agents (trompe_agents); the
 Inspect AI extension (trompe).
 Inside the agents, the applications (illusion, sevex, probes) and the test doubles (testing) stand on the
@@ -19,8 +20,8 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 FOLDERS = ("servers", "plugins", "agents", "prompts", "inspectai")
-LAYER = {"trompe_server": 0, "trompe_prompts": 0, "trompe_draw": 1, "trompe_analysis": 1, "trompe_vision": 1,
-         "trompe_agents": 2, "trompe": 3}  # trompe: the Inspect AI extension (inspectai/), on top of the agents
+LAYER = {"trompe_kernel": 0, "trompe_server": 1, "trompe_prompts": 1, "trompe_draw": 2, "trompe_analysis": 2,
+         "trompe_vision": 2, "trompe_agents": 3, "trompe": 4}  # trompe: the Inspect AI extension, on the agents
 APPLICATIONS = ("illusion", "sevex", "probes", "testing")  # areas of trompe_agents that the library never imports
 COMMANDS = ("cli", "cliopts", "cliargs")  # module names of the command line
 
@@ -147,7 +148,8 @@ def test_no_module_imports_one_above_its_layer():
 def test_every_package_is_walked():
     modules = find_modules(ROOT)
     assert {name.split(".")[0] for name in modules} == set(LAYER)
-    assert {"trompe_server.storage", "trompe_agents.illusion.runner", "trompe_draw"} <= set(modules)
+    assert {"trompe_kernel.manager", "trompe_server.storage", "trompe_agents.illusion.runner",
+            "trompe_draw"} <= set(modules)
 
 
 def write(root: Path, files: dict[str, str]) -> None:

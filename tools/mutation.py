@@ -23,8 +23,9 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"trompe_server": "servers", "trompe_draw": "plugins", "trompe_analysis": "plugins",
-            "trompe_vision": "plugins", "trompe_agents": "agents", "trompe_prompts": "prompts"}
+PACKAGES = {"trompe_kernel": "servers", "trompe_server": "servers", "trompe_draw": "plugins",
+            "trompe_analysis": "plugins", "trompe_vision": "plugins", "trompe_agents": "agents",
+            "trompe_prompts": "prompts"}
 ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read beside tests/
 
 REDIS_TESTS = ["tests/server/test_redis_expiry.py", "tests/server/test_storage_ids.py",

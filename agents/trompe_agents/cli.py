@@ -14,12 +14,11 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from trompe_kernel.exits import INTERRUPTED, OK, USAGE
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
+from trompe_kernel.version import __version__
 from trompe_server.commandline import entry_point, parse
-from trompe_server.exits import INTERRUPTED, OK, USAGE
-from trompe_server.version import __version__
-
-from .hookspecs import hookimpl
-from .plugins import registered
 
 # subcommand -> (the module with its `DESCRIPTION`, `add_arguments(parser)` and `execute(args)`, one line of help).
 # A module is imported only when its subcommand runs (or the whole tree is built), so `trompe --help` and
@@ -73,7 +72,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = next((word for word in argv if not word.startswith("-")), None) if argv is not None else None
-    for name, add in registered("register_commands", "command", sys.modules[__name__], "commands").items():
+    for name, add in default_plugins().registry("register_commands", "command").items():
         if argv is not None and name in APPLICATIONS and name != chosen:
             subparsers.add_parser(name, help=APPLICATIONS[name][1])  # never parsed: the command line runs another
         else:
@@ -83,7 +82,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 @entry_point
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; bad input is one clear line and status 2, Ctrl-C status 130 (trompe_server/exits.py)."""
+    """Run one subcommand; bad input is one clear line and status 2, Ctrl-C status 130 (trompe_kernel/exits.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse(build_parser(argv), argv)
     args.argv = argv

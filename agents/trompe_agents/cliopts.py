@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trompe_server.exits import exit_with
+from trompe_kernel.exits import exit_with
 
 from .backends.base import Backend, BackendError, BackendOptions, MissingCredentials
 from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS, default_keep_images

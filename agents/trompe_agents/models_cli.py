@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from trompe_kernel.exits import OK
+
 from .backends import catalogue
 from .backends.catalogue import DEFAULTS, MODELS, VENDOR_OF_BACKEND, ModelInfo, Price, unlisted_models
 
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         for m in models:
             print(json.dumps(row(m, args.service_tier)))
-        return 0
+        return OK
     header = ("model", "backends (* default)", "status", "thinking", "$/Mtok in / out / cache read/write")
     lines = [(m.id, ",".join(backends_of(m)), status_of(m),
               f"{m.thinking or '-'}{': ' + ','.join(m.efforts) if m.efforts else ''}",
@@ -70,4 +72,4 @@ def run(args: argparse.Namespace) -> int:
           + f" (add or change models in ${catalogue.USER_FILE_VARIABLE} or ~/.config/trompe/models.toml); "
             f"prices: genai-prices, {args.service_tier} tier; a request over a long-context threshold is billed "
             f"whole at the rate after ';'; unlisted: priced by genai-prices, run with the vendor's default rules")
-    return 0
+    return OK

@@ -1,79 +1,18 @@
-"""Plugins (entry-point group `trompe.backends`) register backends, dataset formats, scorers, probe families,
-sandboxes, SEVEX strategies, executors and `trompe` subcommands through the hooks of hookspecs.py, the built-ins
-included; a name registered twice is refused naming both."""
+"""Backends by name: what the plugins register through `register_backends` (trompe_kernel), made ready to use."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from types import ModuleType
 from typing import Any
 
-import pluggy
-from trompe_server.errors import PluginConflict
-from trompe_server.plugins import entry_points_by_name
+from trompe_kernel.errors import PluginError
+from trompe_kernel.manager import default_plugins
 
-from . import hookspecs
 from .backends.base import Backend, BackendError, BackendOptions
 from .backends.settings import BackendSettings
 
-ENTRY_POINT_GROUP = "trompe.backends"
-DISTRIBUTION = "trompe"  # the built-in backends' distribution (pyproject.toml)
 Factory = Callable[[BackendOptions], Backend]
-
-
-@functools.cache
-def plugin_manager() -> pluggy.PluginManager:
-    """The manager backend plugins are loaded into, on demand; tests may register more on it."""
-    pm = pluggy.PluginManager("trompe_agents")
-    pm.add_hookspecs(hookspecs)
-    pm.load_errors = {}  # plugin name -> why it did not load, reported when someone asks for it
-    pm.third_party_loaded = False  # whether registered() has imported the third-party plugins yet
-    return pm
-
-
-def _load(only: str | None = None) -> pluggy.PluginManager:
-    """Import the entry-point plugins: with `only`, the built-in named so and every third-party one (vendor SDKs
-    are slow to import, and a third-party plugin may register any backend name, the built-ins' included)."""
-    pm = plugin_manager()
-    try:
-        entry_points = entry_points_by_name(ENTRY_POINT_GROUP).values()
-    except PluginConflict as exc:  # a third-party `claude` must not silently replace the built-in one
-        raise BackendError(str(exc)) from None
-    for ep in entry_points:
-        skipped = only is not None and ep.name != only and ep.dist is not None and ep.dist.name == DISTRIBUTION
-        if skipped or pm.get_plugin(ep.name) is not None or ep.name in pm.load_errors:
-            continue
-        try:
-            pm.register(ep.load(), name=ep.name)
-        except Exception as exc:  # noqa: BLE001 -- one broken backend must not take the others down
-            pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
-    pm.check_pending()
-    return pm
-
-
-def _collect(pm: pluggy.PluginManager, hook: str, what: str, error: type[Exception],
-             entry: Callable[..., Any] = lambda thing: thing) -> dict[str, Any]:
-    """name -> what the plugins register through `hook` (`entry` builds it from register's arguments after the
-    name); a name two plugins register is refused naming both (a third-party `claude` must not silently replace
-    the built-in one, as a tool defined twice is refused)."""
-    found: dict[str, Any] = {}
-    owners: dict[str, str] = {}
-
-    def registrar(plugin: str) -> Callable[[str, Any], None]:
-        def register(name: str, *thing: Any, **facets: Any) -> None:
-            if name in owners:
-                first, second = sorted((owners[name], plugin))
-                raise error(f"{what} {name!r} is registered by both plugin {first!r} and plugin {second!r}; "
-                            "uninstall the one you do not want (pip uninstall NAME)")
-            found[name], owners[name] = entry(*thing, **facets), plugin
-
-        return register
-
-    for impl in getattr(pm.hook, hook).get_hookimpls():
-        impl.function(register=registrar(impl.plugin_name))
-    return dict(sorted(found.items()))
 
 
 @dataclass(frozen=True)
@@ -84,25 +23,18 @@ class BackendEntry:
     settings: type[BackendSettings] = BackendSettings  # a plugin that declares none takes none
 
 
-def _entries(pm: pluggy.PluginManager) -> dict[str, BackendEntry]:
-    return _collect(pm, "register_backends", "backend", BackendError, BackendEntry)
-
-
-def registered(hook: str, what: str, builtin: ModuleType, builtin_name: str) -> dict[str, Any]:
-    """name -> what every plugin registers through `hook` (e.g. register_executors), the built-in plugin
-    `builtin` included (registered as `builtin_name`); a name two plugins register is a PluginConflict."""
-    pm = plugin_manager()
-    if not pm.third_party_loaded:  # once: scanning the entry points takes ~15 ms
-        _load(only="")  # third-party plugins only: the built-in backends' vendor SDKs are not needed here
-        pm.third_party_loaded = True
-    if pm.get_plugin(builtin_name) is None:
-        pm.register(builtin, name=builtin_name)
-    return _collect(pm, hook, what, PluginConflict)
+def _entries(only: str | None = None) -> dict[str, BackendEntry]:
+    """name -> entry; with `only`, just that built-in is imported (a vendor SDK is slow to import) beside the
+    third-party plugins (which may register any name, a built-in's included)."""
+    try:
+        return dict(default_plugins().registry("register_backends", "backend", BackendEntry, only=only))
+    except PluginError as exc:  # a third-party `claude` must not silently replace the built-in one
+        raise BackendError(str(exc)) from None
 
 
 def backend_entries() -> dict[str, BackendEntry]:
     """name -> factory and settings class of every backend the installed plugins register."""
-    return _entries(_load())
+    return _entries()
 
 
 def backend_names() -> list[str]:
@@ -110,13 +42,13 @@ def backend_names() -> list[str]:
 
 
 def load_errors() -> dict[str, str]:
-    """Backend plugins that failed to import, with the reason (e.g. a missing SDK)."""
-    return dict(plugin_manager().load_errors)
+    """Plugins that failed to import, with the reason (e.g. a missing SDK)."""
+    return dict(default_plugins().load_errors)
 
 
 def backend_entry(name: str) -> BackendEntry:
     """The backend registered as `name` (only its own plugin and the third-party ones imported when they can say)."""
-    entries = _entries(_load(only=name))
+    entries = _entries(only=name)
     if name not in entries:
         entries = backend_entries()
     if name not in entries:

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from .messages import ImagePart, Message, ToolCall, Turn, Usage
 from .runfolder import RunFolder

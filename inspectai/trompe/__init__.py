@@ -11,7 +11,7 @@ __all__ = ["__version__"]
 def __getattr__(name: str):
     """`trompe.__version__`: the distribution's version, from its metadata (nothing of Inspect is imported)."""
     if name == "__version__":
-        from trompe_server.version import __version__
+        from trompe_kernel.version import __version__
 
         return __version__
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

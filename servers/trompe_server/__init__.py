@@ -1,8 +1,8 @@
 """trompe's MCP image-tool server: an immutable image registry and tools from plugins."""
 
+from trompe_kernel import __version__, hookimpl
+
 from .errors import LimitError, ToolInputError
-from .hookspecs import hookimpl
-from .version import __version__
 from .toolapi import (
     Box,
     Color,

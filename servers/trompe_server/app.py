@@ -25,6 +25,8 @@ from mcp.types import ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
+from trompe_kernel import __version__
+from trompe_kernel.manager import PluginSettings, Plugins
 
 from .admission import PIXEL_BYTES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
@@ -35,14 +37,13 @@ from .imageio import decode_image, is_inline, read_source, to_rgb
 from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
 from .limits import Limits
 from .mcp_prompts import server_prompts
-from .plugins import PluginSettings, collect_tools, plugin_manager
+from .plugins import collect_tools
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
 from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
 from .wire import FAILURE_META, request_id
-from .version import __version__
 
 logger = logging.getLogger(__name__)
 SessionId = Annotated[str, Field(description="session id returned by open_session")]
@@ -135,11 +136,13 @@ class TrompeApp:
 
     def __init__(self, config: ServerConfig | None = None):
         self.config = config or ServerConfig()
-        settings = self.config.plugin_settings  # plugins first: a start-up error then leaves no spill folder
-        self.pm = plugin_manager(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins, settings)
-        self.tools = collect_tools(self.pm, self.config.tags, settings)
+        # plugins first: a start-up error then leaves no spill folder
+        self.plugins = Plugins(self.config.plugins, self.config.extra_plugins, self.config.strict_plugins,
+                               self.config.plugin_settings)
+        self.tools = collect_tools(self.plugins, self.config.tags)
         prompts = server_prompts(self.config.visual_prompts)  # a bad folder is refused before any state is made
-        self.registry = Registry(self.config.limits, open_storage(self.config.registry, self.config.limits, self.pm))
+        storage = open_storage(self.config.registry, self.config.limits, self.plugins)
+        self.registry = Registry(self.config.limits, storage)
         tools = [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]  # names unique: collect_tools
         self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=tools,
                              cache_hints=CACHE_HINTS)

@@ -11,16 +11,17 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from trompe_kernel.errors import PluginError
+from trompe_kernel.exits import exit_with
+from trompe_kernel.version import __version__
+
 from .admission import return_freed_pixels_to_the_os
 from .app import ServerConfig, TrompeApp, create_app
 from .commandline import entry_point, parse
-from .errors import PluginError
-from .exits import exit_with
 from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
 from .plugins import SERVER_SETTINGS, plugin_listing
 from .roots import server_roots
 from .storages import parse_registry
-from .version import __version__
 
 LIMIT_HELP = {
     "max_pixels": "pixels per image",
@@ -182,7 +183,7 @@ def listing(app: TrompeApp, args: argparse.Namespace) -> str:
                 for s in app.tools.values()]
         return json.dumps(rows, indent=2) if args.json else "\n".join(
             f"{r['name']:<26} {r['plugin']:<10} {','.join(r['tags']):<10} {r['description']}" for r in rows)
-    rows = plugin_listing(app.pm)
+    rows = plugin_listing(app.plugins)
     return json.dumps(rows, indent=2) if args.json else "\n".join(
         f"{r['name']:<10} {r['distribution'] or '-'} {r['version'] or ''}  tools: {', '.join(r['tools'])}"
         + (f"  storages: {', '.join(r['storages'])}" if r.get("storages") else "") for r in rows)

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from .exits import OK
-from .version import __version__
+from trompe_kernel.exits import OK
+from trompe_kernel.version import __version__
 
 Main = TypeVar("Main", bound=Callable[..., object])
 

@@ -21,14 +21,6 @@ class SessionGone(ToolInputError):
     failure = "session"
 
 
-class PluginError(RuntimeError):
-    """A plugin cannot be used as configured (unknown name or tag, import failure): a start-up error."""
-
-
-class PluginConflict(PluginError):
-    """Two plugins define the same tool name: a start-up error naming both."""
-
-
 class RegistryUnavailable(ToolInputError):
     """The shared registry (Redis) cannot be reached or refused a write: this call fails, the server carries on."""
 

@@ -18,7 +18,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .exits import exit_with
+from trompe_kernel.exits import FAILED, exit_with
+
 from .limits import Limits
 from .transport_sessions import SessionPool
 
@@ -175,8 +176,8 @@ def connection_cap(requested: int) -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     usable = soft - FD_RESERVE if soft != resource.RLIM_INFINITY else requested
     if usable < 1:
-        raise SystemExit(f"trompe-server: only {soft} file descriptors allowed (ulimit -n); "
-                         f"HTTP needs more than {FD_RESERVE}: raise it with ulimit -n 4096")
+        raise exit_with(f"trompe-server: only {soft} file descriptors allowed (ulimit -n); "  # the setting: 2
+                        f"HTTP needs more than {FD_RESERVE}: raise it with ulimit -n 4096")
     if requested > usable:
         print(f"trompe-server: max_connections lowered from {requested} to {usable} to fit the descriptor "
               f"limit ({soft}, ulimit -n)", file=sys.stderr)
@@ -222,7 +223,7 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         hint = "; stop the other server or choose another --port" if exc.errno == errno.EADDRINUSE else ""
-        raise SystemExit(f"trompe-server: cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
+        raise exit_with(f"trompe-server: cannot listen on {host}:{port}: {exc.strerror}{hint}", FAILED) from None
     sock.listen(2048)  # connections queue from now on, so the URL printed next already answers
     return sock
 

@@ -1,23 +1,23 @@
 """Which storage `--registry` names: the concrete choice by URL scheme, made where the server is assembled (app.py).
 
-Every scheme comes from a plugin's `register_storages` hook (hookspecs.py); the built-in ones below register
-through it as a third-party plugin's do, and a scheme two plugins register is refused naming both.
+Every scheme comes from a plugin's `register_storages` hook (trompe_kernel/hookspecs.py); the built-in ones below
+(the built-in plugin `storages`, trompe_kernel/builtins.py) register through it as a third-party plugin's do, and a
+scheme two plugins register is refused naming both.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 
-import pluggy
+from trompe_kernel.errors import PluginConflict
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import Plugins
+from trompe_kernel.registry import Registry
 
-from .errors import PluginConflict
-from .hookspecs import hookimpl
 from .limits import Limits
 from .storage import Storage, redacted
 
-BUILTIN = "trompe_server.storages"  # the name the built-in storages are registered under
 SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}")  # RFC 3986's scheme characters, lower case
 Factory = Callable[[str, Limits], Storage]
 
@@ -63,36 +63,30 @@ def parse_registry(raw: str) -> str:
                      "SCHEME://... a storage plugin registers")
 
 
-def storage_factories(pm: pluggy.PluginManager) -> dict[str, tuple[Factory, str]]:
-    """scheme -> (factory, plugin) for every storage the plugins register, the built-ins included."""
-    if pm.get_plugin(BUILTIN) is None:
-        pm.register(sys.modules[__name__], name=BUILTIN)
-    found: dict[str, tuple[Factory, str]] = {}
-
-    def registrar(plugin: str) -> Callable[[str, Factory], None]:
-        def register(scheme: str, factory: Factory) -> None:
-            if not isinstance(scheme, str) or not SCHEME.fullmatch(scheme):
-                raise PluginConflict(f"plugin {plugin!r} registers a storage scheme {scheme!r}; accepted: a "
-                                     "lower-case letter, then up to 31 of a-z, 0-9, '+', '-', '.'")
-            if scheme in found:
-                first, second = sorted((found[scheme][1], plugin))
-                raise PluginConflict(f"storage scheme {scheme!r} is registered by both plugin {first!r} and plugin "
-                                     f"{second!r}; load only one of them with --plugins (or TROMPE_PLUGINS)")
-            found[scheme] = (factory, plugin)
-
-        return register
-
-    for impl in pm.hook.register_storages.get_hookimpls():
-        impl.function(register=registrar(impl.plugin_name))
-    return dict(sorted(found.items()))
+def storage_factories(plugins: Plugins) -> Registry:
+    """scheme -> factory for every storage the plugins register, the built-ins included (`.owners`: whose)."""
+    found = Registry("storage scheme", plugins.settings.allow)
+    for impl in plugins.implementations("register_storages"):
+        impl.function(register=_registrar(found, impl.plugin_name))
+    return found
 
 
-def open_storage(url: str, limits: Limits, pm: pluggy.PluginManager) -> Storage:
+def _registrar(found: Registry, plugin: str) -> Callable[[str, Factory], None]:
+    def register(scheme: str, factory: Factory) -> None:
+        if not isinstance(scheme, str) or not SCHEME.fullmatch(scheme):
+            raise PluginConflict(f"plugin {plugin!r} registers a storage scheme {scheme!r}; accepted: a "
+                                 "lower-case letter, then up to 31 of a-z, 0-9, '+', '-', '.'")
+        found.add(scheme, factory, plugin)
+
+    return register
+
+
+def open_storage(url: str, limits: Limits, plugins: Plugins) -> Storage:
     """The storage `--registry` names, by its scheme; an unknown scheme is a start-up error listing the known ones."""
     url = parse_registry(url)
     scheme = "memory" if url == "memory" else url.partition("://")[0].lower()
-    factories = storage_factories(pm)
+    factories = storage_factories(plugins)
     if scheme not in factories:
         raise ValueError(f"--registry {redacted(url)}: unknown storage scheme {scheme!r}; known: "
                          f"{', '.join(factories)} (a storage plugin adds more)")
-    return factories[scheme][0](url, limits)
+    return factories[scheme](url, limits)

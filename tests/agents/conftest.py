@@ -7,7 +7,8 @@ import sys
 import pytest
 from imagekit import gradient
 
-from trompe_agents import plugins
+from trompe_kernel.manager import default_plugins
+
 from trompe_agents.toolclient import ToolClient
 
 
@@ -17,9 +18,9 @@ def fresh_plugins(monkeypatch, tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    plugins.plugin_manager.cache_clear()
+    default_plugins.cache_clear()
     yield site
-    plugins.plugin_manager.cache_clear()
+    default_plugins.cache_clear()
     for name in [name for name, module in sys.modules.items() if str(site) in str(getattr(module, "__file__", ""))]:
         del sys.modules[name]  # the next test installs other plugins under the same module names
 

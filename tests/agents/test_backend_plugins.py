@@ -1,7 +1,6 @@
 """Backend plugins: a backend name two plugins register is refused naming both, as a tool defined twice is.
 
-A third-party distribution is installed the way pip lays one out (a package beside its *.dist-info with an
-entry_points.txt, https://packaging.python.org/en/latest/specifications/entry-points/) on sys.path.
+A third-party distribution is installed the way pip lays one out (distkit) on sys.path.
 """
 
 from __future__ import annotations
@@ -9,37 +8,34 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from distkit import install_module
+from trompe_kernel import hookimpl
+from trompe_kernel.manager import default_plugins
 
 from trompe_agents import plugins
 from trompe_agents.backends.base import BackendError, BackendOptions
-from trompe_agents.hookspecs import hookimpl
 
-PLUGIN = '''from trompe_agents.hookspecs import hookimpl
+PLUGIN = '''from trompe_kernel import hookimpl
 
 
 @hookimpl
 def register_backends(register):
     register({name!r}, lambda options: None)
 '''
+REMEDY = ("leave one out with the TROMPE_PLUGINS environment variable, or uninstall its distribution "
+          "(pip uninstall NAME)")
 
 
 def install(site: Path, distribution: str, entry_point: str, registers: str) -> None:
-    """A distribution whose `trompe.backends` entry point `entry_point` registers a backend named `registers`."""
-    module = f"{distribution.replace('-', '_')}_plugin"
-    (site / module).mkdir(parents=True)
-    (site / module / "__init__.py").write_text(PLUGIN.format(name=registers))
-    info = site / f"{distribution.replace('-', '_')}-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text(f"[trompe.backends]\n{entry_point} = {module}\n")
+    """A distribution whose entry point `entry_point` registers a backend named `registers`."""
+    install_module(site, distribution, entry_point, PLUGIN.format(name=registers))
 
 
 def test_a_third_party_backend_taking_a_built_in_name_is_refused_naming_both(fresh_plugins):
     install(fresh_plugins, "acme-models", "acme", "claude")
     with pytest.raises(BackendError) as info:
         plugins.create_backend("claude", BackendOptions(api_key="k"))  # asked by name: the fast path sees it too
-    assert str(info.value) == ("backend 'claude' is registered by both plugin 'acme' and plugin 'claude'; "
-                               "uninstall the one you do not want (pip uninstall NAME)")
+    assert str(info.value) == f"backend 'claude' is registered by both plugin 'acme' and plugin 'claude'; {REMEDY}"
     with pytest.raises(BackendError, match="registered by both plugin 'acme' and plugin 'claude'"):
         plugins.backend_names()
 
@@ -57,7 +53,7 @@ def test_a_plugin_registered_in_process_is_held_to_the_same_rule(fresh_plugins):
         def register_backends(self, register):
             register("replay", lambda options: None)
 
-    plugins.plugin_manager().register(Twin(), name="twin")
+    default_plugins().register(Twin(), name="twin")
     with pytest.raises(BackendError, match="backend 'replay' is registered by both plugin 'replay' and plugin 'twin'"):
         plugins.create_backend("replay")
 

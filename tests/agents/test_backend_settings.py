@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clikit import status
+from distkit import install_module
 from trompe_agents import plugins
 from trompe_agents.backends.base import BackendOptions
 from trompe_agents.backends.claude import ClaudeSettings
@@ -23,7 +24,7 @@ TABLE = re.compile(r"<!-- backend settings: [^\n]*-->\n(.*?)<!-- end backend set
 PLUGIN = '''from dataclasses import dataclass
 
 from trompe_agents.backends.settings import BackendSettings, number, setting, text
-from trompe_agents.hookspecs import hookimpl
+from trompe_kernel import hookimpl
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,8 @@ def test_a_backend_gets_only_its_own_settings_class():
 
 
 def install(site: Path) -> None:
-    """A distribution laid out as pip installs one, whose `trompe.backends` entry point registers two backends
-    (https://packaging.python.org/en/latest/specifications/entry-points/)."""
-    (site / "acme_plugin").mkdir(parents=True)
-    (site / "acme_plugin" / "__init__.py").write_text(PLUGIN)
-    info = site / "acme_models-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-models\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[trompe.backends]\nacme = acme_plugin\n")
+    """A distribution whose entry point registers two backends (distkit)."""
+    install_module(site, "acme-models", "acme", PLUGIN)
 
 
 def ask(image: Path, backend: str, *options: str) -> int:
@@ -95,7 +90,7 @@ def test_a_third_party_backend_declares_its_settings_and_the_command_line_holds_
     assert capsys.readouterr().err.strip().endswith("--backend-option speed: bare has no such setting; it takes none")
     settings = plugins.backend_settings("acme", [("speed", "2"), ("voice", "loud")])
     plugins.create_backend("acme", BackendOptions(settings=settings))
-    import acme_plugin
+    import acme_models_plugin
 
-    assert acme_plugin.made == [settings] and acme_plugin.made[0].speed == 2.0
+    assert acme_models_plugin.made == [settings] and acme_models_plugin.made[0].speed == 2.0
     assert plugins.backend_entry("bare").settings is BackendSettings

@@ -11,14 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from trompe_kernel import hookimpl
+from trompe_kernel.errors import PluginConflict
+from trompe_kernel.manager import default_plugins
 
-from trompe_agents import cli as trompe_cli, plugins
-from trompe_agents.hookspecs import hookimpl
+from trompe_agents import cli as trompe_cli
 from trompe_agents.illusion import cli as illusion_cli
 from trompe_agents.probes import generate
 from trompe_agents.sevex import cli as sevex_cli
 from trompe_server import cli as server_cli
-from trompe_server.errors import PluginConflict
 
 from clikit import commands, parsers, status
 
@@ -106,7 +107,7 @@ def plugin_command(name: str) -> None:
             register(name, lambda subparsers: subparsers.add_parser(name).set_defaults(
                 func=lambda args: print(f"{name} {args.argv}") or 3))
 
-    plugins.plugin_manager().register(Twin(), name="twin")
+    default_plugins().register(Twin(), name="twin")
 
 
 def test_a_plugin_adds_a_subcommand_beside_the_applications(fresh_plugins, capsys):

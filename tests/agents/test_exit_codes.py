@@ -1,4 +1,4 @@
-"""One exit-code policy (trompe_server/exits.py): a wrong command line is status 2 in every command, whether
+"""One exit-code policy (trompe_kernel/exits.py): a wrong command line is status 2 in every command, whether
 argparse or the command finds it, and a failure while working is 1. (128 + N on a signal N is checked with real
 processes in tests/illusion/test_sigterm.py and tests/sevex/test_interrupt.py; 1 for a busy run folder in
 tests/illusion/test_lock.py.)"""
@@ -12,7 +12,7 @@ from trompe_agents.cli import main as trompe_main
 from trompe_agents.illusion.cli import main as illusion_main
 from trompe_agents.sevex.cli import main as sevex_main
 from trompe_server.cli import main as server_main
-from trompe_server.exits import USAGE
+from trompe_kernel.exits import USAGE
 
 from clikit import status
 

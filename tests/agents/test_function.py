@@ -103,19 +103,14 @@ def test_plugins_list_builtins_and_report_broken_ones_per_backend():
         create_backend("nope")
 
 
-def test_a_backend_that_fails_to_import_does_not_hide_the_others(monkeypatch):
-    import importlib.metadata
+def test_a_backend_that_fails_to_import_does_not_hide_the_others(fresh_plugins, capsys):
+    from distkit import install_module
 
     from trompe_agents import plugins
 
-    real = importlib.metadata.entry_points
-    broken = importlib.metadata.EntryPoint("broken", "trompe_no_such_module_xyz", plugins.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [*real(group=group), broken])
-    plugins.plugin_manager.cache_clear()
-    try:
-        assert "function" in plugins.backend_names()
-        assert "trompe_no_such_module_xyz" in plugins.load_errors()["broken"]
-        with pytest.raises(BackendError, match="backend 'broken' could not be loaded: ModuleNotFoundError"):
-            plugins.create_backend("broken")
-    finally:
-        plugins.plugin_manager.cache_clear()
+    install_module(fresh_plugins, "broken-models", "broken", "import trompe_no_such_module_xyz\n")
+    assert "function" in plugins.backend_names()
+    assert "trompe_no_such_module_xyz" in plugins.load_errors()["broken"]
+    assert "trompe: skipping plugin 'broken' (broken_models_plugin) failed to import" in capsys.readouterr().err
+    with pytest.raises(BackendError, match="backend 'broken' could not be loaded: ModuleNotFoundError"):
+        plugins.create_backend("broken")

@@ -2,8 +2,7 @@
 are registered through hooks as backends are, the built-ins included, and a name two plugins register is refused
 naming both.
 
-A third-party distribution is installed the way pip lays one out (a package beside its *.dist-info with an
-entry_points.txt, https://packaging.python.org/en/latest/specifications/entry-points/) on sys.path.
+A third-party distribution is installed the way pip lays one out (distkit) on sys.path.
 """
 
 from __future__ import annotations
@@ -11,15 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trompe_server.errors import PluginConflict
+from distkit import install_module
+from trompe_kernel import hookimpl
+from trompe_kernel.errors import PluginConflict
+from trompe_kernel.manager import default_plugins
 
-from trompe_agents import plugins
 from trompe_agents.cli import build_parser as trompe_parser, main as trompe_main
 from trompe_agents.datasets import ListDataset, Sample, load_dataset
 from trompe_agents.datasets.load import dataset_formats
 from trompe_agents.datasets.scorers import Score, registered_scorers, scorers_for
 from trompe_agents.executors import create_executor, executor_names
-from trompe_agents.hookspecs import hookimpl
 from trompe_agents.illusion import cli as illusion_cli
 from trompe_agents.probes import list_families
 from trompe_agents.probes.base import Family
@@ -37,7 +37,7 @@ def register_in_process(**hooks) -> None:
                 register(name, thing)
 
         setattr(plugin, hook, hookimpl(implementation))
-    plugins.plugin_manager().register(plugin, name="twin")
+    default_plugins().register(plugin, name="twin")
 
 
 class Trusting(NoIsolation):
@@ -81,7 +81,8 @@ def test_a_plugin_taking_a_built_in_name_is_refused_naming_both(fresh_plugins, h
     with pytest.raises(PluginConflict) as refused:
         lookup()
     assert str(refused.value) == (f"{what} {taken!r} is registered by both plugin {built_in!r} and plugin 'twin'; "
-                                  "uninstall the one you do not want (pip uninstall NAME)")
+                                  "leave one out with the TROMPE_PLUGINS environment variable, or uninstall its "
+                                  "distribution (pip uninstall NAME)")
 
 
 def test_plugin_registrations_are_offered_beside_the_built_ins(fresh_plugins, tmp_path):
@@ -111,20 +112,9 @@ def test_plugin_registrations_are_offered_beside_the_built_ins(fresh_plugins, tm
     assert (explore.executor, explore.sandbox) == ("inline", "trusting")  # the command lines offer them
 
 
-def install(site: Path, distribution: str, entry_point: str, body: str) -> None:
-    """A distribution whose `trompe.backends` entry point is a module with `body` (hook implementations)."""
-    module = f"{distribution.replace('-', '_')}_plugin"
-    (site / module).mkdir(parents=True)
-    (site / module / "__init__.py").write_text("from trompe_agents.hookspecs import hookimpl\n\n\n" + body)
-    info = site / f"{distribution.replace('-', '_')}-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text(f"[trompe.backends]\n{entry_point} = {module}\n")
-
-
 def test_an_installed_plugin_may_implement_any_hook_and_is_held_to_the_same_rule(fresh_plugins):
-    install(fresh_plugins, "acme-exec", "acme", "@hookimpl\ndef register_executors(register):\n"
-                                                "    register('local', lambda spec, **how: None)\n")
+    install_module(fresh_plugins, "acme-exec", "acme", "from trompe_kernel import hookimpl\n\n\n@hookimpl\n"
+                   "def register_executors(register):\n    register('local', lambda spec, **how: None)\n")
     with pytest.raises(PluginConflict, match="executor 'local' is registered by both plugin 'acme' and plugin "
                                              "'executors'"):
         create_executor("local", None)

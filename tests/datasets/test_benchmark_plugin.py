@@ -25,7 +25,8 @@ ITEMS = [("r1", "red", "yes"), ("r2", "red", "yes"), ("b1", "blue", "no"), ("b2"
 def documented_module() -> str:
     """The one-module benchmark of docs/plugins.md."""
     text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
-    return re.search(r"<!-- acme_bench.py -->\n```python\n(.*?)```", text, re.S).group(1)
+    return re.search(r"<!-- plugin register_benchmarks -->\n`acme_bench/__init__.py`:\n\n```python\n(.*?)```", text,
+                     re.S).group(1)
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def installed(tmp_path) -> dict[str, str]:
     info = site / "acme_bench-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-bench\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[trompe.backends]\nacme = acme_bench\n")
+    (info / "entry_points.txt").write_text("[trompe]\nacme = acme_bench\n")
     path = os.pathsep.join([str(site), str(HERE), str(HERE.parent / "sevex"), os.environ.get("PYTHONPATH", "")])
     return os.environ | {"PYTHONPATH": path, "HOME": str(tmp_path), "NO_COLOR": "1",
                          "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}

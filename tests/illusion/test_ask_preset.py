@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from trompe_agents.illusion.cli import EXIT_OK, main
+from trompe_kernel.exits import OK
+from trompe_agents.illusion.cli import main
 from trompe_agents.testing import FakeVendor
 from trompe_agents.trace import read_events, render_text
 from trompe_agents.traceview import write_html
@@ -23,7 +24,7 @@ def test_a_refusal_seen_while_answering_is_said_once_and_kept_in_the_trace(tmp_p
     with FakeVendor("gemini", script) as fake:  # the fake answers 400 to any temperature for a *notemp* model
         assert main(["--backend", "gemini", "--base-url", fake.base_url, "--max-retries", "1", "--model",
                      "gemini-3-notemp", "ask", "--preset", "paper", str(image), "Are the two lines equal?",
-                     "--trace", str(trace)]) == EXIT_OK
+                     "--trace", str(trace)]) == OK
     said = [line.removeprefix("illusion-agent: preset paper: ") for line in capsys.readouterr().err.splitlines()
             if "preset paper" in line]
     assert len(said) == 2 and said[0].startswith("--model gemini-3-notemp given")

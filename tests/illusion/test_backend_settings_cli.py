@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from clikit import status
-from trompe_agents.illusion.cli import EXIT_OK, main
+from trompe_kernel.exits import OK
+from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.identity import run_key
 from trompe_agents.illusion.report import write_report
 from trompe_agents.illusion.results import RESULTS
@@ -65,7 +66,7 @@ def test_the_fingerprint_holds_the_parsed_value_and_the_vendor_gets_it(probe_dir
     out = tmp_path / "run"
     with FakeVendor("gemini", lambda body, n: final(ANSWER)) as fake:
         assert run(probe_dir, out, fake.base_url, "--backend-option", "temperature=0.30",
-                   "--backend-option", "native_final=no") == EXIT_OK
+                   "--backend-option", "native_final=no") == OK
     assert {b["generationConfig"]["temperature"] for b in fake.bodies} == {0.3}
     options = json.loads((out / META).read_text())["fingerprint"]["settings"]["options"]
     assert options == {"native_final": False, "temperature": 0.3}
@@ -77,7 +78,7 @@ def test_a_folder_an_older_version_wrote_resumes_as_the_same_run(probe_dir, tmp_
     the same command today resumes it, and every line keeps the folder's run key, so report sees one run."""
     out = tmp_path / "run"
     with FakeVendor("gemini", lambda body, n: final(ANSWER)) as fake:
-        assert run(probe_dir, out, fake.base_url, "--backend-option", "temperature=0") == EXIT_OK
+        assert run(probe_dir, out, fake.base_url, "--backend-option", "temperature=0") == OK
         meta = json.loads((out / META).read_text())
         meta["fingerprint"]["settings"]["options"] = {"native_final": True, "temperature": 0}  # as written then
         old_key = meta["run_key"] = run_key(meta["fingerprint"])
@@ -85,7 +86,7 @@ def test_a_folder_an_older_version_wrote_resumes_as_the_same_run(probe_dir, tmp_
         first, _ = (out / RESULTS).read_text().splitlines()
         (out / RESULTS).write_text(json.dumps(json.loads(first) | {"run": old_key}) + "\n")  # one left to answer
         assert run(probe_dir, out, fake.base_url, "--backend-option", "temperature=0.0",
-                   "--backend-option", "native_final=true") == EXIT_OK
+                   "--backend-option", "native_final=true") == OK
     assert [json.loads(line)["run"] for line in (out / RESULTS).read_text().splitlines()] == [old_key, old_key]
     assert json.loads((out / META).read_text())["run_key"] == old_key
     write_report(out)  # one run: no refusal
@@ -95,7 +96,7 @@ def test_an_older_folder_with_a_setting_no_longer_taken_is_refused_naming_it(pro
     """An older version accepted (and ignored) a misspelt key and recorded it; today the resume names it."""
     out = tmp_path / "run"
     with FakeVendor("gemini", lambda body, n: final(ANSWER)) as fake:
-        assert run(probe_dir, out, fake.base_url) == EXIT_OK
+        assert run(probe_dir, out, fake.base_url) == OK
         meta = json.loads((out / META).read_text())
         meta["fingerprint"]["settings"]["options"] = {"temprature": 0.3}
         (out / META).write_text(json.dumps(meta))

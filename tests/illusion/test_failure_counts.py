@@ -15,12 +15,12 @@ import re
 import pytest
 
 from errorkinds import stops_run
+from trompe_kernel.exits import CommandExit, STOPPED, UNANSWERED
 from trompe_agents.failures import DISK_KINDS, ErrorKind
-from trompe_agents.illusion.cli import EXIT_FAILED, EXIT_STOPPED, main
+from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.runner import STOP_AFTER
 from runlines import written
 from trompe_agents.records import SampleResult
-from trompe_server.exits import CommandExit
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 
@@ -84,10 +84,10 @@ def test_a_run_stops_early_exactly_for_the_kinds_that_stop_a_run(kind, probe_dir
     records = written(out)
     assert all(SampleResult.from_json(r).failure == kind for r in records.values())
     if stops_run(kind.value):  # as the table says, not as the code under test says
-        assert (code, len(records)) == (EXIT_STOPPED, STOP_AFTER) and STOP_AFTER < len(probes)
+        assert (code, len(records)) == (STOPPED, STOP_AFTER) and STOP_AFTER < len(probes)
         assert f"the first {STOP_AFTER} samples failed with the same error" in err
     else:
-        assert (code, len(records)) == (EXIT_FAILED, len(probes))
+        assert (code, len(records)) == (UNANSWERED, len(probes))
 
 
 @pytest.mark.parametrize("kind", sorted(DISK_KINDS))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trompe_agents.illusion.cli import EXIT_OK, build_parser, main
+from trompe_kernel.exits import OK
+from trompe_agents.illusion.cli import build_parser, main
 from trompe_agents.presets import PAPER, PRESETS, given_dests
 from trompe_agents.testing import FakeVendor, final
 
@@ -38,7 +39,7 @@ def script(body, n):
 def test_paper_preset_sends_temperature_0_to_gemini_3_and_records_it(probe_dir, tmp_path, capsys):
     out = tmp_path / "run"
     with FakeVendor("gemini", script) as fake:
-        assert run_paper(probe_dir, out, fake) == EXIT_OK
+        assert run_paper(probe_dir, out, fake) == OK
     assert fake.bodies and all(t == 0 for t in temperatures(fake))  # the vendor default would be 1.0
     assert {r.model for r in fake.requests} == {"gemini-3-flash-preview"}  # the paper's default model
     assert "preset paper" not in capsys.readouterr().err  # nothing differs from the paper: nothing said
@@ -59,7 +60,7 @@ def test_paper_preset_sends_temperature_0_to_gemini_3_and_records_it(probe_dir, 
 def test_a_model_that_refuses_temperature_is_said_once_and_recorded(probe_dir, tmp_path, capsys):
     out = tmp_path / "run"
     with FakeVendor("gemini", script) as fake:  # the fake answers 400 to any temperature for a *notemp* model
-        assert run_paper(probe_dir, out, fake, "--model", "gemini-3-notemp") == EXIT_OK
+        assert run_paper(probe_dir, out, fake, "--model", "gemini-3-notemp") == OK
     err = capsys.readouterr().err
     assert temperatures(fake)[0] == 0 and temperatures(fake)[-1] is None  # dropped after the 400
     said = [line for line in err.splitlines() if "refused temperature 0" in line]
@@ -92,7 +93,7 @@ def test_without_the_preset_model_json_records_that_no_temperature_was_sent(prob
     with FakeVendor("gemini", script) as fake:
         assert main(["--backend", "gemini", "--base-url", fake.base_url, "--model", "gemini-3-flash-preview",
                      "run", "--dataset", str(probe_dir), "--task", "1", "--out", str(out), "--no-progress",
-                     "--limit", "1", "--router", "regex"]) == EXIT_OK
+                     "--limit", "1", "--router", "regex"]) == OK
     assert temperatures(fake) == [None] * len(fake.bodies)
     assert main(["submit", str(out)]) == 0
     model = json.loads((out / "model.json").read_text())

@@ -17,7 +17,7 @@ import pytest
 from trompe_agents import cli as trompe_cli
 from trompe_agents.illusion.cli import main as illusion_agent
 from trompe_server.commandline import entry_point
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from clikit import parsers, status
 

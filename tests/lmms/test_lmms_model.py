@@ -15,7 +15,7 @@ from PIL import Image  # noqa: E402
 
 import lmmskit  # noqa: E402
 from trompe_agents.illusion.lmms.cli import Trompe, default_out, settings_from_model_args, split_model_args  # noqa: E402
-from trompe_server.exits import CommandExit  # noqa: E402
+from trompe_kernel.exits import CommandExit  # noqa: E402
 
 TASK, SPLIT = "some_image_task", "test"
 

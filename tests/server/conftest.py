@@ -10,7 +10,8 @@ import pytest
 
 from rediskit import RedisServer
 from s3kit import CREDENTIALS, S3Server, registry_url
-from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin, install_distribution
+from distkit import install_distribution
+from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin
 
 
 @pytest.fixture(scope="module")

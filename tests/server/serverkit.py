@@ -6,8 +6,6 @@ A module with a unique name (not conftest) so test files can import it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+from distkit import env_with  # noqa: F401  (re-exported: the server tests import it from here)
 from netkit import free_port  # noqa: F401  (re-exported: the server tests import it from here)
 from PIL import Image, ImageChops, ImageDraw
 from pydantic import Field
@@ -135,31 +134,6 @@ class ToolkitPlugin:
         for fn in (paint_line, invert_colors, blend_images, scribble_then_reject, stack_images, buggy_tool):
             register(fn, tags=("test",))
         register(self.rendezvous.meet, tags=("test",), name="meet")
-
-
-# Fake installed distributions -------------------------------------------------------------------------
-
-def install_distribution(site: Path, name: str, entry_points: dict[str, str], package: Path | None = None,
-                         version: str = "0.1.0") -> Path:
-    """Write a package and its *.dist-info (METADATA, entry_points.txt) into `site`, as pip would."""
-    site.mkdir(parents=True, exist_ok=True)
-    if package is not None:
-        shutil.copytree(package, site / package.name)
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = "".join(f"{key} = {value}\n" for key, value in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[trompe.tools]\n{lines}")
-    return site
-
-
-def env_with(site: Path | None = None, **extra: str) -> dict[str, str]:
-    """The environment for a server subprocess: no inherited TROMPE_* settings, `site` on PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TROMPE_")}
-    if site is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
-    return env | extra
-
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 120) -> None:

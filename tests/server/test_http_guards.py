@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 import pytest
 import uvicorn
 
+from trompe_kernel.exits import FAILED, USAGE
 from trompe_server import http
 from trompe_server.http import (AcceptErrors, BearerAuth, BodyLimit, bind, connection_cap, guarded_protocol,
                                 is_loopback, security_settings, serve_http)
@@ -123,6 +124,7 @@ def test_the_connection_cap_fits_the_descriptor_limit(capsys):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert str(refused.value) == (f"trompe-server: only {http.FD_RESERVE} file descriptors allowed (ulimit -n); "
                                   f"HTTP needs more than {http.FD_RESERVE}: raise it with ulimit -n 4096")
+    assert refused.value.code == USAGE  # a setting to change before it can run (exits.py), not a failure while working
 
 
 def test_running_out_of_descriptors_is_said_once_a_second_and_other_errors_go_to_asyncio(capsys):
@@ -152,6 +154,7 @@ def test_a_busy_port_is_one_line_and_ipv6_hosts_bind():
         first.close()
     assert str(refused.value) == (f"trompe-server: cannot listen on 127.0.0.1:{port}: Address already in use; "
                                   "stop the other server or choose another --port")
+    assert refused.value.code == FAILED  # exits.py: the port is taken
     six = bind("::1", 0)
     try:
         assert six.family == socket.AF_INET6 and six.proto == socket.IPPROTO_TCP

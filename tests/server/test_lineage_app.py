@@ -38,7 +38,8 @@ window.addEventListener("message", event => {{
       hostInfo: {{name: "trompe-test-host", version: "1"}}, hostCapabilities: {{serverResources: {{}}}},
       hostContext: {{theme: "light", displayMode: "inline", toolInfo: {{tool: TOOL}}}}}}}});
   else if (m.method === "ui/notifications/initialized") {{
-    send({{method: "ui/notifications/tool-input", params: {{arguments: {{session: RESULT.structuredContent.session}}}}}});
+    const session = RESULT.structuredContent.session;
+    send({{method: "ui/notifications/tool-input", params: {{arguments: {{session: session}}}}}});
     send({{method: "ui/notifications/tool-result", params: RESULT}});
   }} else if (m.method === "resources/read") {{
     const found = RESOURCES[m.params.uri];

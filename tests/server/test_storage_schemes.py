@@ -13,7 +13,7 @@ from imagekit import data_url, gradient
 from trompe_server import hookimpl
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.cli import main
-from trompe_server.errors import PluginConflict
+from trompe_kernel.errors import PluginConflict
 from trompe_server.memory_storage import MemoryStorage
 from trompe_server.storages import parse_registry
 
@@ -55,7 +55,7 @@ async def test_a_plugin_scheme_is_chosen_by_the_url(tmp_path):
 
 def test_a_scheme_registered_twice_is_refused_naming_both_plugins(tmp_path):
     with pytest.raises(PluginConflict, match="storage scheme 'redis' is registered by both plugin 'second' and "
-                                             "plugin 'trompe_server.storages'; load only one of them with --plugins"):
+                                             "plugin 'storages'; leave one out with the TROMPE_PLUGINS "):
         create_app(ServerConfig(roots=[tmp_path], extra_plugins={"second": SecondRedis()}))
 
 
@@ -84,5 +84,5 @@ def test_memory_has_one_spelling(raw):
 def test_the_listing_names_each_plugins_storage_schemes(capsys):
     main(["--list-plugins", "--json"])
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
-    assert rows["trompe_server.storages"]["storages"] == BUILT_IN
+    assert rows["storages"]["storages"] == BUILT_IN
     assert "storages" not in rows["draw"]

@@ -11,7 +11,7 @@ from mcp import Client
 from imagekit import data_url, gradient
 from serverkit import ToolkitPlugin
 from trompe_server import ToolContext, ToolOutput, hookimpl
-from trompe_server.errors import PluginError
+from trompe_kernel.errors import PluginError
 from trompe_server.limits import Limits
 
 HELD = 64 * 48 * 4  # bytes Pillow holds of the 64x48 RGB test image: 4 a pixel

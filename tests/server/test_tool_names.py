@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from imagekit import data_url, gradient, png_bytes
-from serverkit import install_distribution
+from distkit import install_distribution
 from test_plugins import fake_package, server
 from trompe_server import hookimpl
 from trompe_server.app import ServerConfig, create_app
-from trompe_server.errors import PluginConflict, PluginError
+from trompe_kernel.errors import PluginConflict, PluginError
 from trompe_server.plugins import SERVER_TOOLS, TOOL_NAME
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sevex_support import explore
-from trompe_server.errors import PluginConflict
+from trompe_kernel import hookimpl
+from trompe_kernel.errors import PluginConflict
+from trompe_kernel.manager import default_plugins
 
-from trompe_agents import plugins
-from trompe_agents.hookspecs import hookimpl
 from trompe_agents.messages import Usage
 from trompe_agents.sevex import cli as sevex_cli, sandbox, scoring
 from trompe_agents.sevex.outcome import Outcome, OutcomeKind
@@ -28,9 +28,9 @@ ITERATIONS = 2
 @pytest.fixture
 def fresh_plugins():
     """A plugin manager of this test's own: what it registers is gone afterwards."""
-    plugins.plugin_manager.cache_clear()
-    yield plugins.plugin_manager()
-    plugins.plugin_manager.cache_clear()
+    default_plugins.cache_clear()
+    yield default_plugins()
+    default_plugins.cache_clear()
 
 
 def results_files(run, node: int) -> list[dict]:
@@ -114,7 +114,8 @@ def test_a_plugin_taking_a_built_in_strategy_name_is_refused_naming_both(fresh_p
     with pytest.raises(PluginConflict) as refused:
         strategy_names()
     assert str(refused.value) == ("strategy 'sevex' is registered by both plugin 'strategies' and plugin 'twin'; "
-                                  "uninstall the one you do not want (pip uninstall NAME)")
+                                  "leave one out with the TROMPE_PLUGINS environment variable, or uninstall its "
+                                  "distribution (pip uninstall NAME)")
 
 
 def test_an_unknown_strategy_is_refused_naming_the_known_ones():

@@ -37,9 +37,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import anthropic
+from trompe_kernel.hookspecs import hookimpl
 
 from ..failures import ErrorKind
-from ..hookspecs import hookimpl
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from ..model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError

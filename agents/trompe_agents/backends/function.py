@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from .base import BackendError, BackendOptions
 from .settings import BackendSettings, python_only, setting

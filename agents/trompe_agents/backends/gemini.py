@@ -25,7 +25,8 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, lookup, nearest_effort

@@ -27,7 +27,8 @@ from typing import Any
 
 import anyio
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from ..model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions

@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import LOCAL_IMAGES, ImageLimits, default_model, lookup

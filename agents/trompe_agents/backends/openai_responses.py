@@ -17,7 +17,8 @@ from typing import Any
 
 import openai
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
 from .base import BackendOptions
 from .catalogue import ModelInfo, default_model, nearest_effort

@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ..hookspecs import hookimpl
+from trompe_kernel.hookspecs import hookimpl
+
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
 from .base import Backend, BackendError, BackendOptions
 from .settings import BackendSettings, setting, text

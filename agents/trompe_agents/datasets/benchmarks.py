@@ -7,10 +7,9 @@ plugin's format or scorer takes too is refused naming both.
 
 from __future__ import annotations
 
-import sys
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
 from . import blindtest, blink, datacv, hallusionbench, illusionvqa, jsonl, tet, tsv, vstar
 from .benchmark import Benchmark
 
@@ -28,7 +27,7 @@ def register_benchmarks(register):
 def benchmarks() -> dict[str, Benchmark]:
     """name -> Benchmark for the built-ins and every installed plugin's; a name two plugins register is refused
     naming both, one registered under another name than its own is refused naming it."""
-    found = registered("register_benchmarks", "benchmark", sys.modules[__name__], "benchmarks")
+    found = dict(default_plugins().registry("register_benchmarks", "benchmark"))
     for name, benchmark in found.items():
         if not isinstance(benchmark, Benchmark) or benchmark.name != name:
             raise ValueError(f"register_benchmarks: {name!r} must be registered as register(b.name, b) with b a "

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from trompe_kernel.exits import OK
+
 from .answer_types import of_sample
 from .cliargs import add_dataset_args, describe_counts
 from .jsonl import write_jsonl
@@ -51,7 +53,7 @@ def run_info(args: argparse.Namespace) -> int:
     print("answers: " + (", ".join(f"{k} {v}" for k, v in answers.most_common(10)) or "none (unlabelled)"))
     for name, count in sorted(Counter(s.category or "-" for s in samples).items()):
         print(f"  {name}: {count}")
-    return 0
+    return OK
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -66,4 +68,4 @@ def run_convert(args: argparse.Namespace) -> int:
             for s in dataset.samples if not s.error]  # a sample that cannot run is left out, and counted
     write_jsonl(kept, path)
     print(f"wrote {len(kept)} samples to {path}{describe_counts(dataset)}")
-    return 0
+    return OK

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
+
 from . import answer_types, jsonl
 from .base import DatasetError, FileDataset, ListDataset, Sample
 from .benchmark import Columns, Loader
@@ -29,7 +29,7 @@ def register_dataset_formats(register):
 def dataset_formats() -> dict[str, Loader]:
     """name -> loader(path, images_root, split) for every benchmark and every format the installed plugins
     register (a plugin's format is read by --format NAME; detection knows the benchmarks')."""
-    return registered("register_dataset_formats", "dataset format", sys.modules[__name__], "datasets")
+    return dict(default_plugins().registry("register_dataset_formats", "dataset format"))
 
 
 def detect_format(path: Path) -> str:

@@ -7,15 +7,16 @@ exist where those harnesses score differently; a plugin may add one to a benchma
 
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
+
 from . import harness
 from .benchmarks import benchmarks
 from .harness import OFFICIAL, Record, Score, plain
+
 
 @hookimpl
 def register_scorers(register):
@@ -29,7 +30,7 @@ def registered_scorers() -> dict[str, dict[str, Callable[[list[Record]], Score]]
     """format -> scorer name (official first) -> scorer, the benchmarks' and the installed plugins'; a pair two
     plugins register is refused naming both."""
     by_format: dict[str, dict[str, Callable[[list[Record]], Score]]] = defaultdict(dict)
-    found = registered("register_scorers", "scorer", sys.modules[__name__], "scorers")
+    found = default_plugins().registry("register_scorers", "scorer")
     for (fmt, name), scorer in sorted(found.items(), key=lambda item: item[0][1] != OFFICIAL):
         by_format[fmt][name] = scorer
     return dict(by_format)

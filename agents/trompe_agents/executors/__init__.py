@@ -6,10 +6,9 @@ job's workers (illusion/job.py, sevex/distributed.py) on samples and hands each 
 
 from __future__ import annotations
 
-import sys
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
 from .base import Executor, Job
 
 __all__ = ["Executor", "Job", "create_executor", "executor_names"]
@@ -39,13 +38,13 @@ def register_executors(register):
 
 def executor_names() -> list[str]:
     """Every executor the built-ins and the installed plugins register (`--executor` choices)."""
-    return list(registered("register_executors", "executor", sys.modules[__name__], "executors"))
+    return list(default_plugins().registry("register_executors", "executor"))
 
 
 def create_executor(name: str, spec: Job, *, workers: int = 1, concurrency: int = 4,
                     ray_address: str | None = None) -> Executor | None:
     """None means today's path: every sample in this process, on this event loop."""
-    factories = registered("register_executors", "executor", sys.modules[__name__], "executors")
+    factories = default_plugins().registry("register_executors", "executor")
     if name not in factories:
         raise ValueError(f"executor: {name!r} is not one of {', '.join(factories)}")
     if workers < 1:

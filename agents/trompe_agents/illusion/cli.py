@@ -10,9 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from trompe_server.commandline import entry_point, parse
-from trompe_server.errors import PluginError
-from trompe_server.exits import FAILED, exit_with
-from trompe_server.version import __version__
+from trompe_kernel.errors import PluginError
+from trompe_kernel.exits import FAILED, OK, STOPPED, UNANSWERED, exit_with
+from trompe_kernel.version import __version__
 
 from ..cliopts import (
     add_backend_args,
@@ -48,7 +48,6 @@ from .router import ANALYSIS_TOOLS, CORE_TOOLS
 
 PROG = "illusion-agent"
 DESCRIPTION = "Tool-guided answers to visual illusion questions."
-EXIT_OK, EXIT_ERROR, EXIT_FAILED, EXIT_STOPPED = 0, 1, 3, 4  # 2: usage errors, 130: interrupted (exits.py)
 
 
 def tools_help() -> str:
@@ -192,13 +191,13 @@ def route_command(args: argparse.Namespace) -> int:
         print(f"category: {routed.category} (score {routed.score}); tools: {', '.join(routed.tools)}")
         for cue in routed.matched:
             print(f"cue: {cue}")
-        return 0
+        return OK
     report = evaluate(load_questions(args.questions))
     print(report.table())
     if args.min_accuracy is not None and report.accuracy < args.min_accuracy:
         print(f"accuracy {report.accuracy:.1%} is below --min-accuracy {args.min_accuracy:.1%}", file=sys.stderr)
-        return 1
-    return 0
+        return FAILED
+    return OK
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -210,10 +209,10 @@ def compare_command(args: argparse.Namespace) -> int:
     html = write_compare(comparison, args.html or beside or args.run_b / "report" / "compare.html")
     if args.json:
         print(json.dumps(comparison.to_json(html), indent=2))
-        return EXIT_OK
+        return OK
     print(comparison.text())
     print(f"html: {html} (and {html.with_suffix('.json').name} beside it)")
-    return EXIT_OK
+    return OK
 
 
 def _global_dests(parser: argparse.ArgumentParser) -> set[str]:
@@ -260,7 +259,7 @@ async def ask(args: argparse.Namespace) -> int:
         why = first_error("; ".join(outcome.errors)) or outcome.error_kind
         print(f"{PROG} ask: no answer ({outcome.error_kind}): {why}", file=sys.stderr)
         print(f"trace: {trace / 'trace.jsonl'}", file=sys.stderr)
-        return EXIT_FAILED
+        return UNANSWERED
     print(f"answer: {outcome.answer}")
     print(f"reasons: {outcome.reasons}")
     print(f"answered by: {outcome.agent} agent, {outcome.rounds} rounds, {outcome.usage.total} tokens, "
@@ -268,7 +267,7 @@ async def ask(args: argparse.Namespace) -> int:
     for error in outcome.errors:
         print(f"note: {error}")
     print(f"trace: {trace / 'trace.jsonl'}")
-    return 0
+    return OK
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -310,7 +309,7 @@ async def run(args: argparse.Namespace) -> int:
         except RunStopped as stop:
             print(f"{PROG} run: {stop}", file=sys.stderr)
             print("fix it, then rerun the same command with --retry-errors to redo those samples", file=sys.stderr)
-            return EXIT_STOPPED
+            return STOPPED
         except ExecutorFailed as exc:  # the records written so far stay in results.jsonl: a rerun resumes
             raise exit_with(f"{PROG} run: --executor {args.executor}: {exc}", FAILED) from None
     if args.chosen:  # what the vendor really took, from every request of the run: said once and kept in run.json
@@ -324,8 +323,8 @@ async def run(args: argparse.Namespace) -> int:
         print(f"other harnesses' numbers: {PROG} score {args.out} --scorer {'|'.join(others)}")
     if any(r.failed for r in records.values()):
         print("some samples have no answer; rerun with --retry-errors to redo them", file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
+        return UNANSWERED
+    return OK
 
 
 def trace_command(args: argparse.Namespace) -> int:
@@ -338,7 +337,7 @@ def trace_command(args: argparse.Namespace) -> int:
     else:
         out = None if args.html is True else args.html
         print(f"trace page: {write_html(args.path, out, args.sample)}")
-    return 0
+    return OK
 
 
 @entry_point
@@ -374,11 +373,11 @@ def execute(args: argparse.Namespace) -> int:
                 print((index.parent / "summary.json").read_text(encoding="utf-8"), end="")
             else:
                 print(f"report: {index}; samples.csv, summary.json and plots/ beside it")
-            return 0
+            return OK
         from .submit import write_submission
 
         print(f"submission: {write_submission(args.run_dir, args.format, args.output)} (model.json beside it)")
-        return 0
+        return OK
     except RunBusy as exc:  # another run holds the folder: a failure at run time, not a wrong command line
         raise exit_with(f"{PROG} {args.command}: {exc}", FAILED) from None
     except (ValueError, FileNotFoundError, ToolClientError, PluginError) as exc:  # PluginError: --tools

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from ..records import Accuracy, SampleResult, accuracy
 from ..statefiles import write_atomic
@@ -128,7 +128,8 @@ class Comparison:
         names = [str(m.get("model") or (Path(m["log"]).parent.name if m.get("log") else run.name))
                  for run, m in zip(self.runs, self.metas)]
         if bool(self.metas[0].get("no_tools")) != bool(self.metas[1].get("no_tools")):
-            names = [f"{name}, {'no tools' if m.get('no_tools') else 'with tools'}" for name, m in zip(names, self.metas)]
+            names = [f"{name}, {'no tools' if m.get('no_tools') else 'with tools'}"
+                     for name, m in zip(names, self.metas)]
         if names[0] == names[1]:
             names = [f"{name} ({run})" for name, run in zip(names, self.runs)]
         return f"A: {names[0]}", f"B: {names[1]}"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from ..datasets.metrics import Metrics, benchmark_metrics
 from ..records import Accuracy, Policy, SampleResult, accuracy, grouped

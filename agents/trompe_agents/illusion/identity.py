@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trompe_server.version import __version__
+from trompe_kernel.version import __version__
 
 from ..backends.base import BackendError, BackendOptions
 from ..backends.settings import SettingError

@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from trompe_kernel.exits import OK
+
 from ..backends.base import Backend, BackendError, BackendOptions
 from ..datasets.judges import judge_for, judge_unread
 from ..datasets.metrics import benchmark_metrics, summary_line
@@ -93,8 +95,8 @@ def score_command(args: argparse.Namespace) -> int:
         write_json_atomic(args.output, figures)
     if args.json:
         print(json.dumps(figures, indent=2, ensure_ascii=False))
-        return 0
+        return OK
     print(figures["summary"])
     if args.output is not None:
         print(f"json: {args.output}")
-    return 0
+    return OK

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,8 +9,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
 
 
 @dataclass
@@ -56,7 +55,7 @@ def register_probe_families(register):
 
 def registered_families() -> dict[str, Family]:
     """Every family the built-ins and the installed plugins register; a name two register is refused."""
-    return registered("register_probe_families", "probe family", sys.modules[__name__], "probes")
+    return dict(default_plugins().registry("register_probe_families", "probe family"))
 
 
 def family(name: str, suite: str, category: str, description: str,

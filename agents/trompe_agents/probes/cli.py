@@ -6,6 +6,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from trompe_kernel.exits import OK
+
 from . import SUITES, generate, list_families
 
 
@@ -39,7 +41,7 @@ def run_list(args: argparse.Namespace) -> int:
         magnitudes = ", ".join(f"{m:g}" for m in f.magnitudes)
         print(f"{f.name:<{width}}  {f.suite:<9}  {f.category:<{kind}}  {f.description}"
               + (f"  [magnitudes {magnitudes}]" if f.suite == "illusions" else ""))
-    return 0
+    return OK
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -49,4 +51,4 @@ def run_generate(args: argparse.Namespace) -> int:
     per_family = Counter(s.metadata["family"] for s in samples)
     print(f"wrote {len(samples)} probes to {args.out / 'probes.jsonl'} "
           f"({', '.join(f'{k} {v}' for k, v in sorted(per_family.items()))})")
-    return 0
+    return OK

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from trompe_server.commandline import entry_point, parse
-from trompe_server.errors import PluginError
-from trompe_server.exits import FAILED, OK, USAGE, exit_with
-from trompe_server.version import __version__
+from trompe_kernel.errors import PluginError
+from trompe_kernel.exits import FAILED, OK, USAGE, exit_with
+from trompe_kernel.version import __version__
 
 from .. import presets
 from ..backends.base import BackendError

@@ -8,10 +8,9 @@
 
 from __future__ import annotations
 
-import sys
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
 
-from ..hookspecs import hookimpl
-from ..plugins import registered
 from .evaluate import Runner
 from .nuct import select_recorded
 from .outcome import Outcome
@@ -148,7 +147,7 @@ def register_strategies(register):
 
 
 def _strategies() -> dict:
-    return registered("register_strategies", "strategy", sys.modules[__name__], "strategies")
+    return dict(default_plugins().registry("register_strategies", "strategy"))
 
 
 def strategy_names() -> list[str]:

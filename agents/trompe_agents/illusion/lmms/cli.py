@@ -18,7 +18,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from trompe_server.exits import exit_with
+from trompe_kernel.exits import exit_with
 
 from ... import presets
 from ...backends.ratelimit import RateLimited, RateLimiter

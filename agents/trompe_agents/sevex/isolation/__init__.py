@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
+from trompe_kernel.hookspecs import hookimpl
+from trompe_kernel.manager import default_plugins
 
-from ...hookspecs import hookimpl
-from ...plugins import registered
 from .base import Isolation, Launch, SandboxLimits, SandboxUnavailable
 from .bwrap import Bwrap
 from .none import NoIsolation
@@ -25,7 +24,7 @@ def register_sandboxes(register):
 
 
 def _sandboxes() -> dict:
-    return registered("register_sandboxes", "sandbox", sys.modules[__name__], "sandboxes")
+    return dict(default_plugins().registry("register_sandboxes", "sandbox"))
 
 
 def sandbox_names() -> list[str]:

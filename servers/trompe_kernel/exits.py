@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 OK, FAILED, USAGE, INTERRUPTED = 0, 1, 2, 130
+UNANSWERED, STOPPED = 3, 4  # `illusion-agent run`/`ask`: some samples have no answer; stopped early
 
 
 class CommandExit(SystemExit):
