@@ -18,8 +18,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
 from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
 from mcp.types import ToolAnnotations
 from PIL import Image
@@ -29,7 +27,7 @@ from pydantic_core import to_jsonable_python
 from .admission import PIXEL_BYTES, WORK_FACTOR
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
-from .errors import ToolInputError
+from .errors import ServerFault, ToolInputError
 from .encode import encode_png, preview
 from .imageio import decode_image, is_inline, read_source, to_rgb
 from .limits import Limits
@@ -40,7 +38,7 @@ from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
 from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
-from .wire import FAILURE_META, request_id
+from .wire import FAILURE_META, fault_error, request_id
 from .version import __version__
 
 logger = logging.getLogger(__name__)
@@ -150,7 +148,10 @@ class TrompeApp:
     async def _complete(self, request: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
         """Session and image ids for a client's completion box (completions.py says whose)."""
         local = client_of(request.request) == LOCAL_CLIENT
-        return CompleteResult(completion=await anyio.to_thread.run_sync(complete, self.registry, params, local))
+        try:
+            return CompleteResult(completion=await anyio.to_thread.run_sync(complete, self.registry, params, local))
+        except ServerFault as exc:
+            raise fault_error(exc) from None
 
     # results ---------------------------------------------------------------
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
@@ -247,8 +248,10 @@ class TrompeApp:
             raise
         except Cancelled:
             raise ToolError("cancelled by the caller; nothing was stored") from None
+        except ServerFault as exc:
+            raise ServerSideError(str(exc), exc.failure) from None
         except ToolInputError as exc:
-            raise (ServerSideError(str(exc), exc.failure) if exc.failure else ToolError(str(exc))) from None
+            raise ToolError(str(exc)) from None
         except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
             logger.exception("tool failed unexpectedly")
             raise ToolError(f"the tool failed unexpectedly ({type(exc).__name__}: {exc}); nothing was stored, "
@@ -334,10 +337,9 @@ class TrompeApp:
                 record = self.registry.record(session, image, "image")
                 self.registry.work.reserve(WORK_FACTOR * PIXEL_BYTES * record.width * record.height)
                 return encode_png(self.registry.pixels(session, record))
+            except ServerFault as exc:
+                raise fault_error(exc, uri=f"image://{session}/{image}") from None
             except ToolInputError as exc:
-                if exc.failure:  # the server's doing: the error's data says so, as a tool error's _meta does
-                    raise MCPError(INVALID_PARAMS, str(exc), {"uri": f"image://{session}/{image}",
-                                                              FAILURE_META: exc.failure}) from None
                 raise ResourceNotFoundError(str(exc)) from None
         return await anyio.to_thread.run_sync(functools.partial(self._released, work))
 
