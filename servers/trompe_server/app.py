@@ -18,8 +18,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
-from mcp.types import ToolAnnotations
+from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
@@ -38,7 +39,7 @@ from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
 from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
-from .wire import FAILURE_META, fault_error, request_id
+from .wire import FAILURE_META, request_id
 from .version import __version__
 
 logger = logging.getLogger(__name__)
@@ -100,6 +101,12 @@ class TrompeMCP(MCPServer):
                 return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True,
                                       _meta={FAILURE_META: exc.__cause__.failure})
             raise
+
+
+def fault_error(fault: ServerFault, **data: str) -> MCPError:
+    """A request other than a tool call failed by the server's own state: JSON-RPC's internal error, its data
+    saying which failure (as a tool error's `_meta` does), never the caller's invalid parameters."""
+    return MCPError(INTERNAL_ERROR, str(fault), {**data, FAILURE_META: fault.failure})
 
 
 class ServerSideError(ToolError):

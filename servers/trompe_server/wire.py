@@ -9,10 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
-from mcp.types import INTERNAL_ERROR
-
-from .errors import ServerFault, ToolInputError
+from .errors import ToolInputError
 
 # An error result's `_meta` (a resource error's `data`) key saying the server side failed, not the caller's
 # arguments: 'session' (unknown, closed, expired or evicted) or 'registry' (its shared storage is unreachable
@@ -22,12 +19,6 @@ FAILURE_META = "trompe/failure"
 # already stored (its reply was lost with a replica or a connection) returns what it stored instead of a copy.
 REQUEST_META = "trompe/request"
 REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-
-
-def fault_error(fault: ServerFault, **data: str) -> MCPError:
-    """A request other than a tool call failed by the server's own state: JSON-RPC's internal error, its data
-    saying which failure (as a tool error's `_meta` does), never the caller's invalid parameters."""
-    return MCPError(INTERNAL_ERROR, str(fault), {**data, FAILURE_META: fault.failure})
 
 
 def request_id(meta: Mapping[str, Any] | None) -> str | None:
