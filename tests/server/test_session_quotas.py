@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from imagekit import gradient
 from trompe_server.errors import SessionGone
 from trompe_server.limits import Limits
-from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
 
 CLIENTS = ["a", "b", "c"]
@@ -30,20 +29,17 @@ step = st.one_of(st.tuples(st.just("open"), st.sampled_from(CLIENTS), via),
                  st.tuples(st.just("use"), pick, via), st.tuples(st.just("close"), pick, via))
 
 
-@pytest.fixture(params=["memory", "redis"])
-def make_replicas(request):
-    """A fresh pair of registries per example: one object twice in memory, two replicas' own storages on Redis."""
-    if request.param == "memory":
-        def memory() -> list[Registry]:
-            registry = Registry(LIMITS)
-            return [registry, registry]
-        return memory
-    url, prefixes = request.getfixturevalue("redis_url"), itertools.count()
+@pytest.fixture
+def make_replicas(session_storage):
+    """The pair of registries, emptied for each example: one object twice in memory, two replicas' own storages on
+    Redis."""
+    pair = session_storage.replicas(LIMITS, "quotas")
 
-    def shared() -> list[Registry]:
-        prefix = f"quotas{next(prefixes)}"  # an empty registry for each example
-        return [Registry(LIMITS, RedisStorage(url, LIMITS.memory_budget, prefix)) for _ in range(2)]
-    return shared
+    def emptied() -> list[Registry]:
+        for session in pair[0].session_ids():
+            pair[0].close_session(session)
+        return pair
+    return emptied
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
