@@ -2,8 +2,8 @@
 
 The sample is built for real: a synthetic 1024x768 original, ten tool images the size the core tools make, the real
 Task II system prompt and the real tool schemas (in-process server), and ~150 tokens of model/tool text per round.
-Each of the 11 requests is prepared by the backends' own code (`model_images.prepare_messages`); image tokens come
-from each vendor's published formula for the size actually sent, text tokens are characters / 4.
+Each of the 11 requests is prepared by the backends' own code (`backends.model_images.prepare_messages`); image
+tokens come from each vendor's published formula for the size actually sent, text tokens are characters / 4.
 
 - "today": every request re-sends every image (no elision, no caching): the state before issue 12.
 - "K=n, no cache": images older than the last n rounds become a stub, nothing cached.
@@ -53,7 +53,7 @@ from trompe_agents.backends.catalogue import (ANTHROPIC_IMAGES, DEFAULT_KEEP_ROU
                                               OPENAI_IMAGES, lookup)
 from trompe_agents.illusion.pricing import price_table  # noqa: E402
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolCall  # noqa: E402
-from trompe_agents.model_images import ImagePolicy, prepare_messages  # noqa: E402
+from trompe_agents.backends.model_images import ImagePolicy, prepare_messages  # noqa: E402
 
 ORIGINAL = (1024, 768)
 TOOL_IMAGES = [(1024, 768), (1024, 768), (512, 384), (512, 384), (520, 272), (1024, 768), (512, 512), (1024, 768),

@@ -34,7 +34,7 @@ from trompe_agents.sevex.evaluate import Runner  # noqa: E402
 from trompe_agents.sevex.explore import ExploreConfig, Explorer  # noqa: E402
 from trompe_agents.sevex.roles import Roles  # noqa: E402
 from trompe_agents.sevex.isolation import Isolation, choose  # noqa: E402
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker  # noqa: E402
+from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits  # noqa: E402
 from trompe_agents.sevex.tasks import Task  # noqa: E402
 from trompe_agents.sevex.tree import Implementation  # noqa: E402
 from trompe_agents.toolclient import ToolClient  # noqa: E402
@@ -90,7 +90,7 @@ async def reaped_inline(isolation: Isolation, repeats: int) -> tuple[list[float]
     times, cpu = [], []
     for _ in range(repeats):
         start, start_cpu = time.perf_counter(), cpu_seconds()
-        worker = await Worker.start(isolation, limits)
+        worker = await SandboxChild.start(isolation, limits)
         await worker.run(job, {}, limits)
         await worker.close()
         times.append(time.perf_counter() - start)

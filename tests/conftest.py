@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, settings
 from mcp import Client
@@ -43,10 +46,22 @@ def _os_sandbox_when_marked(request):
 
 
 @pytest.fixture
-def scripted_on_path(monkeypatch, request):
-    """`--model MODULE:NAME` finds the scripted models beside the test (tests/illusion/scripted.py,
-    tests/datasets/scripted_answers.py), as a user's own module on sys.path."""
-    monkeypatch.syspath_prepend(str(request.path.parent))
+def models_on_path(monkeypatch):
+    """`models_on_path(folder, ...)`: `--model MODULE:NAME` finds the test models in those folders, as a user's own
+    modules: in this process (sys.path) and in the worker processes it starts (spawned, or Ray's: PYTHONPATH)."""
+    def put(*folders: Path) -> None:
+        for folder in folders:
+            monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [*map(str, folders),
+                                                                        os.environ.get("PYTHONPATH")])))
+    return put
+
+
+@pytest.fixture
+def scripted_on_path(models_on_path, request):
+    """The scripted models beside the test (tests/illusion/scripted.py, tests/datasets/scripted_answers.py) on the
+    path, as models_on_path puts them."""
+    models_on_path(request.path.parent)
 
 
 @pytest.fixture

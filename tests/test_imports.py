@@ -9,6 +9,11 @@ library (backends, datasets, executors, the loop, ...), which imports none of th
 import one another; command-line modules (cli, cliopts, cliargs) are imported only by other command-line modules.
 Every import counts, wherever it is written: inside a function, under `if TYPE_CHECKING:` (a cycle a type
 checker walks is a cycle a reader walks), and the package `__init__` an import from another package runs.
+Folders are checked as well as files: seen from the files and folders beside it, a folder is one unit, so
+`backends/` importing `model_images.py` while `model_images.py` imports `backends/` is a loop even when no two
+files close it. A folder's files may build on the files of the folder above (`backends/` on `messages.py`) as long
+as none of those files imports the folder back. The layers are named by folder (package and area), so the layer
+check on files is the layer check on folders.
 """
 
 from __future__ import annotations
@@ -111,6 +116,28 @@ def _path(group: set[str], graph: dict[str, set[str]]) -> list[str]:
     return sorted(group)
 
 
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with each folder seen from its neighbours as one unit.
+
+    An import from `p.a.x` to `p.b.y` is an arrow between the two entries of `p` that hold them (`p.a` -> `p.b`,
+    each a file or a folder); a package's `__init__` stands for its folder. Arrows inside one entry are left to
+    that entry's own level.
+    """
+    folders: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        for target in targets:
+            a, b = name.split("."), target.split(".")
+            common = 0
+            while common < min(len(a), len(b)) and a[common] == b[common]:
+                common += 1
+            source, dest = ".".join(a[: common + 1]), ".".join(b[: common + 1])
+            folders.setdefault(source, set())
+            folders.setdefault(dest, set())
+            if source != dest:
+                folders[source].add(dest)
+    return folders
+
+
 def upward(graph: dict[str, set[str]]) -> list[str]:
     """Imports that reach above the importer's layer, as 'importer -> imported: why'."""
     found = []
@@ -138,6 +165,11 @@ def upward(graph: dict[str, set[str]]) -> list[str]:
 def test_no_module_imports_itself_through_others():
     found = cycles(import_graph())
     assert not found, "import cycles:\n" + "\n".join(" -> ".join(path) for path in found)
+
+
+def test_no_folder_imports_itself_through_others():
+    found = cycles(folder_graph(import_graph()))
+    assert not found, "folder import cycles:\n" + "\n".join(" -> ".join(path) for path in found)
 
 
 def test_no_module_imports_one_above_its_layer():
@@ -179,6 +211,23 @@ def test_a_package_importing_its_own_modules_is_not_a_cycle(tmp_path):
     write(tmp_path, {"a/pkg/__init__.py": "from .one import x\n", "a/pkg/one.py": "from .base import b\n",
                      "a/pkg/base.py": "from pkg import helpers\n", "a/pkg/helpers.py": ""})
     assert cycles(import_graph(tmp_path, ("a",))) == []
+
+
+@pytest.mark.parametrize(("files", "folder_cycles", "file_cycles"), [
+    ({"a/pkg/__init__.py": "", "a/pkg/images.py": "from pkg.backends.catalogue import LIMITS\n",
+      "a/pkg/backends/__init__.py": "", "a/pkg/backends/catalogue.py": "",
+      "a/pkg/backends/claude.py": "from pkg.images import prepare\n"},
+     [["pkg.backends", "pkg.images", "pkg.backends"]], []),
+    ({"a/pkg/__init__.py": "", "a/pkg/messages.py": "", "a/pkg/loop.py": "from pkg.backends import claude\n",
+      "a/pkg/backends/__init__.py": "", "a/pkg/backends/claude.py": "from pkg.messages import Message\n"}, [], []),
+    ({"a/pkg/__init__.py": "", "a/pkg/sub/__init__.py": "", "a/pkg/sub/one.py": "from pkg.sub.two import x\n",
+      "a/pkg/sub/two.py": "from pkg.sub import one\n"},
+     [["pkg.sub.one", "pkg.sub.two", "pkg.sub.one"]], [["pkg.sub.one", "pkg.sub.two", "pkg.sub.one"]]),
+], ids=["file-and-folder", "folder-on-base-file", "inside-one-folder"])
+def test_a_folder_loop_is_found_where_no_files_close_one(tmp_path, files, folder_cycles, file_cycles):
+    write(tmp_path, files)
+    graph = import_graph(tmp_path, ("a",))
+    assert (cycles(folder_graph(graph)), cycles(graph)) == (folder_cycles, file_cycles)
 
 
 def test_an_upward_import_is_named():

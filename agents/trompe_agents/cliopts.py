@@ -20,7 +20,7 @@ from trompe_kernel.exits import exit_with
 from .backends.base import Backend, BackendError, BackendOptions, MissingCredentials
 from .backends.catalogue import DEFAULT_KEEP_ROUNDS, LEVELS, default_keep_images
 from .executors import executor_names
-from .model_images import FORMATS, keep_rounds_option
+from .backends.model_images import FORMATS, keep_rounds_option
 from .backends.settings import SettingError
 from .plugins import backend_settings, create_backend
 from .toolclient import CALL_DEADLINE, ToolClient

@@ -19,9 +19,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
 from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
-from mcp.types import ToolAnnotations
+from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
@@ -31,7 +30,7 @@ from trompe_kernel.manager import PluginSettings, Plugins
 from .admission import PIXEL_BYTES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
-from .errors import ToolInputError
+from .errors import ServerFault, ToolInputError
 from .encode import encode_png, preview
 from .imageio import decode_image, is_inline, read_source, to_rgb
 from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
@@ -107,6 +106,12 @@ class TrompeMCP(MCPServer):
             raise
 
 
+def fault_error(fault: ServerFault, **data: str) -> MCPError:
+    """A request other than a tool call failed by the server's own state: JSON-RPC's internal error, its data
+    saying which failure (as a tool error's `_meta` does), never the caller's invalid parameters."""
+    return MCPError(INTERNAL_ERROR, str(fault), {**data, FAILURE_META: fault.failure})
+
+
 class ServerSideError(ToolError):
     """A tool error that is the server's doing (session gone, registry down), not the caller's arguments."""
 
@@ -159,7 +164,10 @@ class TrompeApp:
     async def _complete(self, request: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
         """Session and image ids for a client's completion box (completions.py says whose)."""
         local = client_of(request.request) == LOCAL_CLIENT
-        return CompleteResult(completion=await anyio.to_thread.run_sync(complete, self.registry, params, local))
+        try:
+            return CompleteResult(completion=await anyio.to_thread.run_sync(complete, self.registry, params, local))
+        except ServerFault as exc:
+            raise fault_error(exc) from None
 
     # results ---------------------------------------------------------------
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
@@ -256,8 +264,10 @@ class TrompeApp:
             raise
         except Cancelled:
             raise ToolError("cancelled by the caller; nothing was stored") from None
+        except ServerFault as exc:
+            raise ServerSideError(str(exc), exc.failure) from None
         except ToolInputError as exc:
-            raise (ServerSideError(str(exc), exc.failure) if exc.failure else ToolError(str(exc))) from None
+            raise ToolError(str(exc)) from None
         except Exception as exc:  # a plugin bug: say what broke (the traceback goes to the log), carry on
             logger.exception("tool failed unexpectedly")
             raise ToolError(f"the tool failed unexpectedly ({type(exc).__name__}: {exc}); nothing was stored, "
@@ -348,10 +358,9 @@ class TrompeApp:
                 record = self.registry.record(session, image, "image")
                 self.registry.work.reserve(WORK_FACTOR * PIXEL_BYTES * record.width * record.height)
                 return encode_png(self.registry.pixels(session, record))
+            except ServerFault as exc:
+                raise fault_error(exc, uri=f"image://{session}/{image}") from None
             except ToolInputError as exc:
-                if exc.failure:  # the server's doing: the error's data says so, as a tool error's _meta does
-                    raise MCPError(INVALID_PARAMS, str(exc), {"uri": f"image://{session}/{image}",
-                                                              FAILURE_META: exc.failure}) from None
                 raise ResourceNotFoundError(str(exc)) from None
         return await anyio.to_thread.run_sync(functools.partial(self._released, work))
 

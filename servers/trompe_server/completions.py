@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mcp.types import CompleteRequestParams, Completion, PromptReference, ResourceTemplateReference
 
-from .errors import ToolInputError
+from .errors import SessionGone, ToolInputError
 from .registry import Registry
 
 IMAGE_TEMPLATE = "image://{session}/{image}"
@@ -28,7 +28,7 @@ def complete(registry: Registry, params: CompleteRequestParams, local: bool) -> 
         session = ((params.context.arguments if params.context else None) or {}).get("session", "")
         try:
             known = [record.id for record in registry.records(session)]
-        except ToolInputError:  # no such session (gone, or a typo): nothing to offer
+        except (ToolInputError, SessionGone):  # no such session (gone, or a typo): nothing to offer
             known = []
     else:
         known = []

@@ -96,15 +96,15 @@ def reported(method):
         try:
             return method(self, *args, **kwargs)
         except redis.OutOfMemoryError:
-            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) is full (over its "
+            raise RegistryUnavailable(f"the shared registry (Redis at {self.url}) is full (over its "
                                       "maxmemory): new sessions and images are refused until sessions are "
                                       "closed or expire; reading images and close_session still work. Nothing "
                                       "was changed") from None
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) is unreachable "
+            raise RegistryUnavailable(f"the shared registry (Redis at {self.url}) is unreachable "
                                       f"({exc}); nothing was changed, retry when it is back") from None
         except redis.RedisError as exc:
-            raise RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) refused the "
+            raise RegistryUnavailable(f"the shared registry (Redis at {self.url}) refused the "
                                       f"request ({exc}); nothing was changed") from None
     return wrapper
 
@@ -264,7 +264,7 @@ class RedisStorage:
             raise self._damaged(image_id, exc) from None
 
     def _damaged(self, image_id: str, exc: Exception) -> RegistryUnavailable:
-        return RegistryUnavailable("registry", f"the shared registry (Redis at {self.url}) holds a damaged entry "
+        return RegistryUnavailable(f"the shared registry (Redis at {self.url}) holds a damaged entry "
                                    f"for image {image_id[:64]!r} ({type(exc).__name__}: {str(exc)[:120]}); "
                                    "only trompe-server should write under its key prefix")
 

@@ -13,7 +13,7 @@ from typing import Any
 from PIL import Image
 
 from .admission import WorkBudget
-from .errors import LimitError, SessionGone, ToolInputError
+from .errors import LimitError, ServerFault, SessionGone, ToolInputError
 from .limits import Limits
 from .memory_storage import MemoryStorage
 from .records import ImageRecord
@@ -60,12 +60,12 @@ class Registry:
         try:
             return session_id, self.add_input(session_id, name, im, source, request)
         except SessionGone:  # other opens evicted it first: say why, not "call open_session first"
-            raise SessionGone("session", "the new session was evicted before its first image was stored: more "
+            raise SessionGone("the new session was evicted before its first image was stored: more "
                               "sessions were opened at once than the quotas allow (max_sessions_per_client "
                               f"{self.limits.max_sessions_per_client}, max_sessions {self.limits.max_sessions}); "
                               "raise them on the server (--max-sessions-per-client, --max-sessions) or open "
                               "fewer at once") from None
-        except ToolInputError:
+        except (ToolInputError, ServerFault):
             with contextlib.suppress(SessionGone):  # evicted meanwhile: the image's own error is the one to see
                 self.close_session(session_id)
             raise
@@ -173,13 +173,13 @@ def _refusals(limits: Limits, session_id: str, image_id: str) -> Iterator[None]:
             whose = "its client (bearer token, else connection) may hold" if exc.evicted_by != "max_sessions" \
                 else "the server holds"
             flag = exc.evicted_by.replace("_", "-")
-            raise SessionGone("session", f"session {session_id!r} was evicted to make room for newer ones: {whose} "
+            raise SessionGone(f"session {session_id!r} was evicted to make room for newer ones: {whose} "
                               f"at most {held} sessions ({exc.evicted_by}); raise it on the server (--{flag} or "
                               f"TROMPE_{exc.evicted_by.upper()}) or open fewer at once (a lower --concurrency, a "
                               "token per agent); call open_session again") from None
         if exc.reason == "session":
-            raise SessionGone("session", f"unknown, closed or expired session {session_id!r} (sessions "
-                                 f"idle for {limits.idle_timeout:g} s are dropped); call open_session first") from None
+            raise SessionGone(f"unknown, closed or expired session {session_id!r} (sessions "
+                              f"idle for {limits.idle_timeout:g} s are dropped); call open_session first") from None
         if exc.reason == "exists":
             raise ToolInputError("name", f"{image_id!r} already exists in this session; images are never "
                                  "replaced") from None

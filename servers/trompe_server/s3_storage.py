@@ -133,7 +133,7 @@ class S3Storage(RedisStorage):
         return f"{self.root}{session_id}/{digest}"
 
     def _unavailable(self, exc: Exception, what: str, advice: str = "retry when it is back") -> RegistryUnavailable:
-        return RegistryUnavailable("registry", f"the object storage (S3 bucket {self.bucket!r} at {self.endpoint}) "
+        return RegistryUnavailable(f"the object storage (S3 bucket {self.bucket!r} at {self.endpoint}) "
                                    f"{what} ({_detail(exc)}); {advice}")
 
     def _pixel_name(self, content: str) -> str:

@@ -83,8 +83,8 @@ def test_an_error_exits_alike_through_the_alias_and_the_subtree(alias, argv, tmp
     assert sub[1].err.strip().splitlines()[-1] == expected
 
 
-def test_a_run_through_the_tree_prints_and_records_what_the_alias_does(tmp_path, monkeypatch, capsys):
-    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "illusion"))  # scripted.py: the function model
+def test_a_run_through_the_tree_prints_and_records_what_the_alias_does(tmp_path, models_on_path, capsys):
+    models_on_path(Path(__file__).parents[1] / "illusion")  # scripted.py: the function model
     probes = tmp_path / "probes"
     generate("illusions", families=["ebbinghaus", "hering"], n=4, seed=3, size=96, out=probes, progress=False)
     printed = {}

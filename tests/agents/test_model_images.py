@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 from test_vendor_roundtrip import backend_for
 from trompe_agents.backends.catalogue import ANTHROPIC_IMAGES, GEMINI_IMAGES, OPENAI_IMAGES
 from trompe_agents.messages import ImagePart, Message, TextPart, ToolCall
-from trompe_agents.model_images import (ImagePolicy, ImageTooLarge, encode_for_model, keep_rounds_option,
+from trompe_agents.backends.model_images import (ImagePolicy, ImageTooLarge, encode_for_model, keep_rounds_option,
                                         prepare_messages)
 from trompe_agents.testing import FakeVendor, final
 from trompe_agents.trace import Trace

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
+from imagekit import noise, png_bytes
 from test_toolclient import server_command
 
 from trompe_agents.stdio_lines import split_lines
@@ -27,11 +28,10 @@ def test_lines_are_those_of_the_whole_stream_however_it_is_chunked(chunks):
 
 async def test_a_reply_of_many_pipe_chunks_arrives_whole_and_exact():
     """A 1024² noise image crops to a PNG of ~3 MB: some fifty 64 KiB reads make up its one line."""
-    pixels = np.random.default_rng(7).integers(0, 256, (1024, 1024, 3), dtype=np.uint8)
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, "PNG")
+    image = noise((1024, 1024))
+    pixels = np.asarray(image)
     async with ToolClient.stdio([*server_command(), "--tools", "core"]) as tools:
-        info = await tools.open_session({"original": buffer.getvalue()})
+        info = await tools.open_session({"original": png_bytes(image)})
         box = [random.Random(1).randrange(0, 8), 3, 1020, 1019]
         result = await tools.call(info.id, "crop", {"image": "original", "box": box})
         assert not result.is_error, result.text

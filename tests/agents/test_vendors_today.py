@@ -180,7 +180,7 @@ async def test_a_thinking_level_outside_the_range_is_refused_in_one_line():
 
 def test_an_assistant_tool_call_history_is_still_sent_unchanged_with_thinking_off():
     """Elision never touches assistant messages (thinking blocks and signatures must go back as received)."""
-    from trompe_agents.model_images import ImagePolicy, prepare_messages
+    from trompe_agents.backends.model_images import ImagePolicy, prepare_messages
 
     assistant = Message("assistant", [TextPart("hm")], [ToolCall("c1", "crop", {})], vendor={"backend": "claude",
                                                                                              "payload": [1]})

@@ -3,7 +3,6 @@ writes the layout of vlmeval/dataset/image_base.py at e8e78f0)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,6 @@ from trompe_agents.illusion.cli import main as illusion_agent
 from runlines import written
 
 from replicas import write_vlmevalkit_tsv
-
-HERE = Path(__file__).parent
 
 
 def test_tsv_rows_become_samples_with_their_options_images_and_hint(tmp_path):
@@ -39,8 +36,7 @@ def test_bad_image_data_names_the_row(tmp_path):
         load_dataset(path, images_root=tmp_path / "img")
 
 
-def test_a_tsv_runs_through_illusion_agent(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+def test_a_tsv_runs_through_illusion_agent(tmp_path, scripted_on_path):
     path = write_vlmevalkit_tsv(tmp_path / "MyBench.tsv", 4)
     out = tmp_path / "run"
     assert illusion_agent(["run", "--dataset", str(path), "--images-root", str(tmp_path / "img"), "--out",

@@ -1,6 +1,5 @@
 """Executor-test fixtures: probe sets, and scripted models importable by worker processes (helpers: executorkit)."""
 
-import os
 
 import pytest
 
@@ -10,10 +9,9 @@ from trompe_agents.probes import generate
 
 
 @pytest.fixture
-def scripted_path(monkeypatch):
-    """Worker processes (spawned, or Ray's) find `scripted` through PYTHONPATH, this process through sys.path."""
-    monkeypatch.syspath_prepend(str(SCRIPTED))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
+def scripted_path(models_on_path):
+    """The illusion tests' scripted models, for this process and its workers."""
+    models_on_path(SCRIPTED)
 
 
 @pytest.fixture

@@ -32,8 +32,8 @@ def tree(run: Path) -> list[dict]:
     return json.loads((run / "tree.json").read_text().replace(str(run), "RUN"))["nodes"]
 
 
-def test_candidates_evaluated_by_worker_processes_give_the_same_tree(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(SEVEX_TESTS))
+def test_candidates_evaluated_by_worker_processes_give_the_same_tree(tmp_path, models_on_path):
+    models_on_path(SEVEX_TESTS)
     from sevex_support import write_dev_set
 
     dev_set = write_dev_set(tmp_path)
@@ -44,8 +44,8 @@ def test_candidates_evaluated_by_worker_processes_give_the_same_tree(tmp_path, m
     assert spread.splitlines()[0] == alone.splitlines()[0]  # "best dev accuracy ... (node N: ...)"
 
 
-def test_a_dying_worker_stops_explore_in_one_line_with_how_to_resume(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(SEVEX_TESTS))
+def test_a_dying_worker_stops_explore_in_one_line_with_how_to_resume(tmp_path, models_on_path):
+    models_on_path(SEVEX_TESTS)
     from sevex_support import write_dev_set
 
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(SEVEX_TESTS), str(Path(__file__).parent), str(SCRIPTED),

@@ -22,13 +22,11 @@ from trompe_agents.illusion.stats import rate
 from trompe_agents.testing import FakeVendor, Reply, final
 from trompe_agents.trace import read_events
 
-HERE = Path(__file__).parent
 ANSWER = '{"reasons": "measured", "answer": "yes"}'
 
 
 @pytest.fixture(autouse=True)
-def keys_and_scripts(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
+def keys_and_scripts(monkeypatch, scripted_on_path):
     for variable in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.setenv(variable, "test-key")
 
@@ -41,7 +39,6 @@ def ask(image: Path, tmp_path: Path, *backend: str) -> int:
 def run(probe_dir: Path, out: Path, *options: str) -> int:
     return main(["run", "--dataset", str(probe_dir), "--task", "1", "--out", str(out), "--router", "regex",
                  "--no-progress", "--concurrency", "1", "--max-retries", "1", *options])
-
 
 
 @pytest.mark.parametrize(("kind", "fault", "words"), [

@@ -13,7 +13,6 @@ import re
 import sys
 import time
 from multiprocessing import resource_tracker
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -39,7 +38,6 @@ from trompe_agents.plugins import create_backend
 from trompe_agents.testing import FakeVendor, final
 from trompe_agents.toolclient import ToolClient, ToolClientError
 
-HERE = Path(__file__).parent  # scripted.py, for worker processes
 CONFIG = AgentConfig(task=1, router="regex")
 
 
@@ -425,8 +423,7 @@ def test_submission_refuses_a_folder_without_a_run(tmp_path):
         write_submission(tmp_path)
 
 
-async def test_an_executor_run_stops_early_too_and_leaves_the_rest_queued(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))  # spawned workers start from this sys.path
+async def test_an_executor_run_stops_early_too_and_leaves_the_rest_queued(tmp_path, scripted_on_path):
     samples, out = dataset(tmp_path, 12), tmp_path / "run"
     spec = WorkerSpec(backend="function", options=BackendOptions(model="scripted:wrong_key"), config=CONFIG,
                       out=out.resolve())

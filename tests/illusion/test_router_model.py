@@ -1,7 +1,6 @@
 """Model-based routing and the per-task tool set, through `illusion-agent ask` with scripted models."""
 
 import importlib
-from pathlib import Path
 
 import pytest
 
@@ -9,14 +8,12 @@ from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.router import TASK_TOOLS
 from trompe_agents.trace import read_events
 
-HERE = Path(__file__).parent
 SIZE_QUESTION = "Are the two orange circles in the centre the same size?"  # the regex router says size
 
 
 @pytest.fixture
-def scripted(monkeypatch):
+def scripted(scripted_on_path):
     """The scripted models, as the function backend imports them; requests start empty."""
-    monkeypatch.syspath_prepend(str(HERE))
     module = importlib.import_module("scripted")
     module.CLASSIFY_REQUESTS.clear()
     yield module

@@ -20,9 +20,7 @@ from trompe_kernel.exits import CommandExit  # noqa: E402
 TASK, SPLIT = "some_image_task", "test"
 
 
-@pytest.fixture(autouse=True)
-def scripted_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(lmmskit.HERE))
+pytestmark = pytest.mark.usefixtures("scripted_on_path")  # lmmskit's models, beside this file
 
 
 def request(doc_id: int, context: str) -> Instance:

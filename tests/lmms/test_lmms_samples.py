@@ -14,7 +14,7 @@ import json
 import pytest
 
 from trompe_agents.illusion.cli import main as illusion_agent
-from trompe_agents.illusion.lmms.samples import read_samples_log
+from trompe_agents.illusion.lmms_samples import read_samples_log
 
 
 def log(path, replies: list[str], rights: list[bool], score: bool = False):

@@ -12,6 +12,7 @@ from rediskit import RedisServer
 from s3kit import CREDENTIALS, S3Server, registry_url
 from distkit import install_distribution
 from serverkit import EXAMPLE_PLUGIN, ToolkitPlugin
+from storagekit import SESSION_RECORDS, SHARED, STORAGES, StorageKind
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,36 @@ def s3_credentials(monkeypatch):
 def s3_url(redis_url, s3_server, s3_credentials):
     """A `redis+s3://` registry URL on a fresh Redis database and a fresh bucket of the module's S3 server."""
     return registry_url(redis_url, s3_server, s3_server.bucket(f"trompe-{secrets.token_hex(6)}"))
+
+
+def _storage_kind(request) -> StorageKind:
+    url = {"memory": lambda: "memory", "redis": lambda: request.getfixturevalue("redis_url"),
+           "s3": lambda: request.getfixturevalue("s3_url")}[request.param]()
+    return StorageKind(request.param, url)
+
+
+@pytest.fixture(params=STORAGES)
+def storage(request):
+    """Each storage kind in turn (memory, Redis, Redis+S3): every storage contract test runs on all of them."""
+    kind = _storage_kind(request)
+    yield kind
+    kind.close()
+
+
+@pytest.fixture(params=SHARED)
+def shared_storage(request):
+    """Each kind that replicas share through Redis in turn, for tests of what it keeps there."""
+    kind = _storage_kind(request)
+    yield kind
+    kind.close()
+
+
+@pytest.fixture(params=SESSION_RECORDS)
+def session_storage(request):
+    """Each kind of home for the sessions' records in turn (redis+s3 keeps them in Redis), for property tests."""
+    kind = _storage_kind(request)
+    yield kind
+    kind.close()
 
 
 @pytest.fixture

@@ -9,8 +9,11 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, ResourceTemplateReference
 
 from imagekit import data_url, gradient
+from trompe_agents.failures import ErrorKind
+from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
 from trompe_server import ImageId, ToolContext, ToolOutput, hookimpl
 from trompe_server.admission import PIXEL_BYTES, WORK_FACTOR
 from trompe_server.limits import Limits
@@ -187,6 +190,34 @@ async def test_a_callers_mistake_carries_no_failure_meta_and_a_gone_session_says
     assert [c.text for c in gone.content] == [
         f"Error executing tool crop: session: unknown, closed or expired session '{session['session']}' (sessions "
         "idle for 3600 s are dropped); call open_session first"]
+
+
+async def test_a_registry_that_is_down_is_the_servers_fault_wherever_a_client_meets_it(make_app, own_redis):
+    """A tool call, an image read and a completion each say the registry failed, never the caller's input; the
+    agent's tool client fails the sample as infrastructure. (A completion used to answer "no images", as if the
+    session were empty, while Redis was down.)"""
+    app = make_app(registry=own_redis.url)
+    async with Client(app.mcp) as client:
+        session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
+        own_redis.stop()
+        crop = await client.call_tool("crop", {"session": session["session"], "image": "original", "box": [0, 0, 8, 8]})
+        uri = f"image://{session['session']}/original"
+        with pytest.raises(MCPError) as read:
+            await client.read_resource(uri)
+        with pytest.raises(MCPError) as completion:
+            await client.complete(ResourceTemplateReference(type="ref/resource", uri="image://{session}/{image}"),
+                                  {"name": "image", "value": ""}, context_arguments={"session": session["session"]})
+    unreachable = "registry: the shared registry (Redis at redis://127.0.0.1:"
+    assert crop.is_error and crop.meta[FAILURE_META] == "registry" and unreachable in crop.content[0].text
+    assert read.value.error.data == {"uri": uri, FAILURE_META: "registry"} and unreachable in str(read.value)
+    assert completion.value.error.data == {FAILURE_META: "registry"} and unreachable in str(completion.value)
+    assert read.value.error.code == completion.value.error.code == INTERNAL_ERROR  # not the caller's parameters
+    tools = ToolClient(app.mcp)
+    tools.retry_delay = 0.01
+    async with tools:
+        with pytest.raises(ToolInfrastructureError, match=r"crop: the tool server .* failed 5 times") as failed:
+            await tools.call(session["session"], "crop", {"image": "original", "box": [0, 0, 8, 8]})
+    assert failed.value.kind == ErrorKind.TOOL_INFRASTRUCTURE
 
 
 async def test_an_image_opened_from_a_file_keeps_its_path_in_the_lineage(make_app, tmp_path):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from imagekit import data_url, gradient, png_bytes
+from imagekit import data_url, gradient, noise, png_bytes
 from serverkit import SERVER, env_with, same_pixels
 from trompe_server.limits import Limits
 
@@ -202,7 +202,7 @@ async def test_inline_and_file_size_caps(make_app, tmp_path):
     from mcp import Client
 
     app = make_app(Limits(max_source_bytes=2000))
-    big = png_bytes(Image.fromarray(np.random.default_rng(0).integers(0, 256, (60, 60, 3), np.uint8)))
+    big = png_bytes(noise((60, 60), seed=0))
     (tmp_path / "big.png").write_bytes(big)
     async with Client(app.mcp) as client:
         for source in (as_data_url(big), base64.b64encode(big).decode(), "big.png"):

@@ -16,7 +16,6 @@ import pytest
 
 from imagekit import gradient
 from trompe_server.limits import Limits
-from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
 from trompe_server.s3_storage import S3Storage
 
@@ -30,15 +29,10 @@ def is_index(key: str) -> bool:
     return key in INDEXES or key.startswith(f"{PREFIX}:c:")
 
 
-@pytest.fixture(params=["redis", "s3"])
-def replicas(request, redis_url):
+@pytest.fixture
+def replicas(shared_storage):
     """Two replicas' registries on one Redis (on `redis+s3`, with their pixels in one bucket)."""
-    storage, url = (RedisStorage, redis_url) if request.param == "redis" else \
-        (S3Storage, request.getfixturevalue("s3_url"))
-    registries = [Registry(LIMITS, storage(url, LIMITS.memory_budget, PREFIX)) for _ in range(2)]
-    yield registries
-    for registry in registries:
-        registry.close()
+    return shared_storage.replicas(LIMITS, PREFIX)
 
 
 def workload(replicas: list[Registry]) -> list[str]:

@@ -20,14 +20,13 @@ from imagekit import data_url, gradient, result_image
 from serverkit import same_pixels
 
 
-@pytest.fixture(params=["memory", "redis"])
-def make_shared_app(request, tmp_path):
-    """Build a server app on either storage, so one test checks both."""
+@pytest.fixture
+def make_shared_app(storage, tmp_path):
+    """Build a server app on each storage in turn, so one test checks them all."""
     apps = []
 
     def factory(limits: Limits | None = None):
-        registry = request.getfixturevalue("redis_url") if request.param == "redis" else "memory"
-        app = create_app(ServerConfig(limits=limits or Limits(), roots=[tmp_path], registry=registry))
+        app = create_app(ServerConfig(limits=limits or Limits(), roots=[tmp_path], registry=storage.url))
         apps.append(app)
         return app
 

@@ -19,7 +19,7 @@ from serverkit import SERVER, env_with, free_port, same_pixels, stop
 
 
 @pytest.fixture
-def replicas(own_redis, tmp_path):
+def replica_servers(own_redis, tmp_path):
     """Start replicas on demand (with extra flags); all are stopped at the end."""
     procs = []
 
@@ -59,8 +59,8 @@ async def image_ids(client, session) -> list[str]:
     return [i["id"] for i in result.structured_content["images"]]
 
 
-async def test_a_session_opened_on_one_replica_is_used_on_the_other_with_gapless_ids(replicas):
-    a_url, b_url = replicas()
+async def test_a_session_opened_on_one_replica_is_used_on_the_other_with_gapless_ids(replica_servers):
+    a_url, b_url = replica_servers()
     async with connect(a_url) as a, connect(b_url) as b:
         session = await open_with(a)
         results = await asyncio.gather(*(crop(a if i % 2 else b, session, i) for i in range(16)))
@@ -74,8 +74,8 @@ async def test_a_session_opened_on_one_replica_is_used_on_the_other_with_gapless
         assert await image_ids(a, session) == ["original", *made]
 
 
-async def test_limits_hold_across_replicas(replicas):
-    a_url, b_url = replicas("--max-images", "5", "--max-sessions", "2")
+async def test_limits_hold_across_replicas(replica_servers):
+    a_url, b_url = replica_servers("--max-images", "5", "--max-sessions", "2")
     async with connect(a_url) as a, connect(b_url) as b:
         session = await open_with(a)
         results = await asyncio.gather(*(crop(a if i % 2 else b, session, i) for i in range(10)))
@@ -105,8 +105,8 @@ def holders(own_redis) -> list[int]:
         return sorted(Counter(db.hvals("trompe:owners")).values())
 
 
-async def test_a_clients_quota_is_one_across_replicas(replicas, own_redis):
-    a_url, b_url = replicas("--max-sessions-per-client", "3")
+async def test_a_clients_quota_is_one_across_replicas(replica_servers, own_redis):
+    a_url, b_url = replica_servers("--max-sessions-per-client", "3")
     async with connect(a_url, "alice") as on_a, connect(b_url, "alice") as on_b, connect(b_url, "bob") as bob:
         bobs = [await open_with(bob) for _ in range(2)]
         first, second, third = [await open_with(on_a) for _ in range(3)]
@@ -119,9 +119,9 @@ async def test_a_clients_quota_is_one_across_replicas(replicas, own_redis):
         assert holders(own_redis) == [2, 3]
 
 
-async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(replicas, own_redis):
+async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(replica_servers, own_redis):
     quota = 3
-    a_url, b_url = replicas("--max-sessions-per-client", str(quota))
+    a_url, b_url = replica_servers("--max-sessions-per-client", str(quota))
     finished, counts = threading.Event(), []
 
     def watch() -> None:  # live sessions as Redis holds them, read over and over while the opens run
@@ -151,8 +151,8 @@ async def test_concurrent_opens_through_both_replicas_never_exceed_the_quota(rep
         assert holders(own_redis) == [1, quota]
 
 
-async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):
-    a_url, b_url = replicas()
+async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replica_servers):
+    a_url, b_url = replica_servers()
     opened, acknowledged = [], {}
 
     async def drive_a() -> None:
@@ -163,7 +163,7 @@ async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):
                 result = await crop(a, opened[0], i)
                 if not result.is_error:
                     acknowledged[result.structured_content["image"]] = result_image(result)
-                    replicas.procs[0].kill()  # SIGKILL at the first acknowledgement, the others in flight
+                    replica_servers.procs[0].kill()  # SIGKILL at the first acknowledgement, the others in flight
 
             await asyncio.gather(*(one(i) for i in range(12)))
 
@@ -179,8 +179,8 @@ async def test_a_replica_killed_mid_call_loses_nothing_acknowledged(replicas):
             assert same_pixels(result_image(view), pixels)
 
 
-async def test_redis_restart_keeps_sessions_and_an_outage_is_a_clear_error(replicas, own_redis):
-    a_url, b_url = replicas()
+async def test_redis_restart_keeps_sessions_and_an_outage_is_a_clear_error(replica_servers, own_redis):
+    a_url, b_url = replica_servers()
     async with connect(a_url) as a, connect(b_url) as b:
         session = await open_with(a)
         assert not (await crop(a, session, 0)).is_error

@@ -10,34 +10,25 @@ import time
 
 import pytest
 
+from storagekit import StorageKind
 from imagekit import gradient
 from serverkit import same_pixels
 from trompe_server.errors import LimitError
 from trompe_server.limits import Limits
 from trompe_server.redis_storage import RedisStorage
-from trompe_server.registry import Registry
 from trompe_server.storage import Quota
 
 PREFIX = "scripts"
 INDEXES = {f"{PREFIX}:sessions", f"{PREFIX}:owners", f"{PREFIX}:largest"}  # and P:c:CLIENT (redis_scripts.py)
 
 
-def replica(url: str, limits: Limits) -> Registry:
-    """A registry on the shared Redis with a pixel cache of its own (so its reads come from Redis)."""
-    return Registry(limits, RedisStorage(url, limits.memory_budget, PREFIX))
-
-
 @pytest.fixture
 def replicas(redis_url):
-    made: list[Registry] = []
-
-    def make(limits: Limits) -> Registry:
-        made.append(replica(redis_url, limits))
-        return made[-1]
-
-    yield make
-    for registry in made:
-        registry.close()
+    """`replicas(limits)`: one more replica's registry on the shared Redis, with a pixel cache of its own (so its
+    reads come from Redis)."""
+    kind = StorageKind("redis", redis_url)
+    yield lambda limits: kind.replicas(limits, PREFIX, n=1)[0]
+    kind.close()
 
 
 def ttls(redis_server) -> dict[str, int]:

@@ -19,7 +19,6 @@ from trompe_server.limits import Limits
 from trompe_server.memory_storage import MemoryStorage
 from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
-from trompe_server.s3_storage import S3Storage
 from trompe_server.storage import Refused
 
 
@@ -42,24 +41,10 @@ class Meanwhile:
         return then
 
 
-@pytest.fixture(params=["memory", "redis", "s3"])
-def shared_storage(request):
+@pytest.fixture
+def shared_storage(storage):
     """A factory of storages shared with an imagined second replica; each is closed after the test."""
-    made = []
-
-    def factory(limits: Limits):
-        if request.param == "memory":
-            storage = MemoryStorage(limits.memory_budget)
-        elif request.param == "redis":
-            storage = RedisStorage(request.getfixturevalue("redis_url"), limits.memory_budget)
-        else:
-            storage = S3Storage(request.getfixturevalue("s3_url"), limits.memory_budget)
-        made.append(storage)
-        return storage
-
-    yield factory
-    for storage in made:
-        storage.close()
+    return storage.open
 
 
 def gone_message(session: str, limits: Limits) -> str:

@@ -16,9 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from imagekit import gradient
-from trompe_server.errors import ToolInputError
+from trompe_server.errors import SessionGone
 from trompe_server.limits import Limits
-from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
 
 CLIENTS = ["a", "b", "c"]
@@ -30,20 +29,17 @@ step = st.one_of(st.tuples(st.just("open"), st.sampled_from(CLIENTS), via),
                  st.tuples(st.just("use"), pick, via), st.tuples(st.just("close"), pick, via))
 
 
-@pytest.fixture(params=["memory", "redis"])
-def make_replicas(request):
-    """A fresh pair of registries per example: one object twice in memory, two replicas' own storages on Redis."""
-    if request.param == "memory":
-        def memory() -> list[Registry]:
-            registry = Registry(LIMITS)
-            return [registry, registry]
-        return memory
-    url, prefixes = request.getfixturevalue("redis_url"), itertools.count()
+@pytest.fixture
+def make_replicas(session_storage):
+    """The pair of registries, emptied for each example: one object twice in memory, two replicas' own storages on
+    Redis."""
+    pair = session_storage.replicas(LIMITS, "quotas")
 
-    def shared() -> list[Registry]:
-        prefix = f"quotas{next(prefixes)}"  # an empty registry for each example
-        return [Registry(LIMITS, RedisStorage(url, LIMITS.memory_budget, prefix)) for _ in range(2)]
-    return shared
+    def emptied() -> list[Registry]:
+        for session in pair[0].session_ids():
+            pair[0].close_session(session)
+        return pair
+    return emptied
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,7 +81,7 @@ def test_quotas_hold_and_evictions_are_fair(make_replicas, steps):
                 else:
                     registry.close_session(session)
                     for again in (registry.records, registry.close_session):
-                        with pytest.raises(ToolInputError, match=f"expired session {session!r}"):
+                        with pytest.raises(SessionGone, match=f"expired session {session!r}"):
                             again(session)
                 assert set(registry.session_ids()) == before - ({session} if kind == "close" else set())
             live = registry.session_ids()
@@ -106,12 +102,12 @@ def test_an_evicted_session_names_the_quota_that_evicted_it_and_the_setting_that
     first, second = make_replicas()
     sessions = [first.create_session(client) for client in opens]
     evicted = sessions[0] if quota == "max_sessions_per_client" else sessions[2]
-    with pytest.raises(ToolInputError) as gone:
+    with pytest.raises(SessionGone) as gone:
         second.touch(evicted)
     held = getattr(LIMITS, quota)
     assert str(gone.value).startswith(f"session: session {evicted!r} was evicted to make room for newer ones: ")
     assert f"at most {held} sessions ({quota}); raise it on the server ({flag} or TROMPE_{quota.upper()})" \
         in str(gone.value)
     second.close_session(sessions[-1])
-    with pytest.raises(ToolInputError, match="unknown, closed or expired session"):  # closed: not a quota's doing
+    with pytest.raises(SessionGone, match="unknown, closed or expired session"):  # closed: not a quota's doing
         first.touch(sessions[-1])

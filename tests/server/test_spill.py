@@ -7,11 +7,10 @@ import os
 import shutil
 import tracemalloc
 
-import numpy as np
 import pytest
 from PIL import Image
 
-from imagekit import gradient
+from imagekit import gradient, noise
 from serverkit import same_pixels
 from trompe_server.errors import ToolInputError
 from trompe_server.limits import Limits
@@ -37,10 +36,10 @@ def test_spilled_images_of_sessions_with_the_same_ids_keep_their_own_pixels(make
 def test_an_image_larger_than_a_spill_band_comes_back_exact(make_app):
     """Spill files are written and read in bands of about 8 MiB: a 9 MB image crosses a band boundary."""
     registry = make_app(Limits(memory_budget=1)).registry
-    noise = Image.fromarray(np.random.default_rng(1).integers(0, 256, (1500, 2000, 3), dtype=np.uint8))
-    session, _ = registry.open_session("local", "original", noise, "noise.png")
+    random = noise((2000, 1500), seed=1)
+    session, _ = registry.open_session("local", "original", random, "noise.png")
     assert registry.bytes_in_memory == 0
-    assert same_pixels(registry.load(session, "original"), noise)
+    assert same_pixels(registry.load(session, "original"), random)
 
 
 def test_images_that_spill_later_keep_their_session_apart(make_app):
@@ -88,11 +87,11 @@ def test_the_least_recently_used_image_spills_first(make_app):
 def test_spill_files_hold_exactly_the_raw_pixels_in_a_folder_named_for_the_pid(make_app):
     """The pid lets a later server tell a killed server's folder from a live one's; the files are raw bytes."""
     registry = make_app(Limits(memory_budget=1)).registry
-    noise = Image.fromarray(np.random.default_rng(2).integers(0, 256, (1500, 2000, 3), dtype=np.uint8))
-    session, _ = registry.open_session("local", "original", noise, "noise.png")  # over one 8 MiB band
+    random = noise((2000, 1500), seed=2)
+    session, _ = registry.open_session("local", "original", random, "noise.png")  # over one 8 MiB band
     assert registry.storage.spill_dir.name.startswith(f"trompe-spill-{os.getpid()}-")
     spilled = registry.storage.spill_dir / f"{session}-original.raw"
-    assert spilled.read_bytes() == noise.tobytes()
+    assert spilled.read_bytes() == random.tobytes()
 
 
 def test_an_image_over_the_budget_never_has_a_whole_raw_copy_in_ram(make_app):

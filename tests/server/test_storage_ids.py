@@ -9,28 +9,16 @@ import pytest
 from imagekit import gradient
 from trompe_server.errors import LimitError, SessionGone
 from trompe_server.limits import Limits
-from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
-from trompe_server.s3_storage import S3Storage
 
 SMALL = gradient().crop((0, 0, 8, 8))
 LIMITS = Limits(max_sessions=4, max_sessions_per_client=2, max_session_bytes=64 * 48 * 3 + 8 * 8 * 3 * 3)
 
 
-@pytest.fixture(params=["memory", "redis", "s3"])
-def replicas(request):
+@pytest.fixture
+def replicas(storage):
     """Two registries on one storage: the same object in memory, two replicas' own connections on Redis (and S3)."""
-    if request.param == "memory":
-        registry = Registry(LIMITS)
-        yield [registry, registry]
-        registry.close()
-        return
-    kind, url = (RedisStorage, request.getfixturevalue("redis_url")) if request.param == "redis" else \
-        (S3Storage, request.getfixturevalue("s3_url"))
-    registries = [Registry(LIMITS, kind(url, LIMITS.memory_budget, "ids")) for _ in range(2)]
-    yield registries
-    for registry in registries:
-        registry.close()
+    return storage.replicas(LIMITS, "ids")
 
 
 def output(registry: Registry, session: str, image=SMALL) -> str:

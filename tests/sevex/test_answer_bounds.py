@@ -21,7 +21,7 @@ from trompe_agents.backends.catalogue import LOCAL_IMAGES
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.jsonl import write_jsonl
-from trompe_agents.model_images import ImagePolicy
+from trompe_agents.backends.model_images import ImagePolicy
 from trompe_agents.replies import MAX_REPLY_CHARS, REPLY_TOO_LONG
 from trompe_agents.sevex import scoring
 from trompe_agents.sevex.cli import main

@@ -16,7 +16,7 @@ from sandbox_support import require_os_sandbox
 
 from trompe_agents.sevex import sandbox_frames as frames
 from trompe_agents.sevex.isolation.none import NoIsolation
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker, _checked
+from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits, _checked
 
 API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
 
@@ -157,7 +157,7 @@ async def test_cancelled_runs_and_close_leave_no_process_or_folder(tmp_path, mon
 
 async def test_a_warm_worker_whose_parent_goes_away_removes_its_folder():
     """--sandbox none works in a host folder; bubblewrap's tmpfs needs no cleaning."""
-    worker = await Worker.start(NoIsolation(), SandboxLimits())
+    worker = await SandboxChild.start(NoIsolation(), SandboxLimits())
     worker.process.stdin.close()  # what the child sees when the parent is killed: end of input, no job
     assert await asyncio.wait_for(worker.process.wait(), 10) == 0
     assert not worker.launch.folder.exists()

@@ -25,7 +25,7 @@ from sandbox_as_nobody import run_programs_as_nobody
 from sandbox_support import descendants, require_os_sandbox, survivors, sweep_abandoned_cgroups, zombies
 
 from trompe_agents.sevex import sandbox_frames
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
+from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 API = {"crop": ["image", "box"], "ask_lvlm": ["images", "prompt"]}
@@ -110,7 +110,7 @@ async def test_a_launcher_signalled_again_while_it_ends_its_sandbox_still_reaps_
     job = {"code": main("return 'x'"), "prompt": "", "images": [], "question": "", "api": API}
     left: dict[float, set[int]] = {}
     for gap in [0.0] * 10 + [k * 5e-6 for k in range(1, 41)]:  # up to 200 µs after the first, where it hit
-        worker = await Worker.start(isolation, LIMITS)
+        worker = await SandboxChild.start(isolation, LIMITS)
         while not (ours := descendants(worker.process.pid)):  # bubblewrap, once the launcher has forked it
             await asyncio.sleep(0.001)
         result = await worker.run(job, {}, LIMITS)  # the first SIGTERM, as it returns
@@ -202,7 +202,7 @@ def test_a_root_caller_can_name_the_unprivileged_user(monkeypatch):
 
 POOL = '''
 import asyncio, sys
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
+from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits
 
 async def start():
     box = Sandbox(SandboxLimits(), warm=3)

@@ -41,7 +41,7 @@ from trompe_kernel.hookspecs import hookimpl
 
 from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Turn, Usage
-from ..model_images import prepare_messages
+from .model_images import prepare_messages
 from .anthropic_batches import BATCH_WAIT, BATCH_WITH_TOOLS, Batcher, BatchResultError
 from .base import BackendError, BackendOptions
 from .catalogue import THINKING_BUDGET, ModelInfo, default_model, nearest_effort

@@ -30,7 +30,7 @@ import anyio
 from trompe_kernel.hookspecs import hookimpl
 
 from ..messages import Message, TextPart, ToolCall, ToolSchema, Turn, Usage
-from ..model_images import ImagePolicy, prepare_messages
+from .model_images import ImagePolicy, prepare_messages
 from .base import BackendError, BackendOptions
 from .catalogue import DEFAULT_KEEP_ROUNDS, LOCAL_IMAGES
 from .settings import JSON_OBJECT, BackendSettings, number, setting, text

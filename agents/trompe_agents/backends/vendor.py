@@ -15,7 +15,7 @@ import anyio
 
 from ..failures import ErrorKind
 from ..messages import ImagePart, Message, TextPart, ToolCall, ToolSchema, Turn, Usage
-from ..model_images import ImagePolicy, prepare_messages
+from .model_images import ImagePolicy, prepare_messages
 from .base import DEFAULT_TIMEOUT, BackendError, BackendOptions, MissingCredentials
 from .catalogue import (THINKING_BUDGET, VENDOR_OF_BACKEND, ImageLimits, ModelInfo, check_model, lookup, notice,
                         thinking_level)

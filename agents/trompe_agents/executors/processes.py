@@ -14,7 +14,7 @@ from itertools import islice
 
 from .base import ExecutorFailed, Item, Job, Record, drain, per_worker
 
-STOP = None  # one per worker at the end of the task queue
+STOP = None  # one per worker at the end of the sample queue
 WINDOW = 2  # samples queued per sample a worker keeps in flight, topped up as records come back
 
 
@@ -27,21 +27,21 @@ def die_with_parent() -> None:
             os._exit(1)
 
 
-def worker_main(spec: Job, lanes: int, share: int, tasks, results) -> None:
-    """Entry point of one worker process: answer samples from `tasks`, put records on `results`."""
+def worker_main(spec: Job, lanes: int, share: int, samples, results) -> None:
+    """Entry point of one worker process: answer what arrives on `samples`, put records on `results`."""
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle; it stops the workers
     try:
-        asyncio.run(_serve(spec, lanes, share, tasks, results))
+        asyncio.run(_serve(spec, lanes, share, samples, results))
     except Exception as exc:
         results.put(("failed", f"{type(exc).__name__}: {exc}"))
 
 
-async def _serve(spec: Job, lanes: int, share: int, tasks, results) -> None:
+async def _serve(spec: Job, lanes: int, share: int, samples, results) -> None:
     local: asyncio.Queue = asyncio.Queue(maxsize=lanes)
 
     async def feed() -> None:  # one thread at a time waits on the cross-process queue
-        while (item := await asyncio.to_thread(tasks.get)) is not STOP:
+        while (item := await asyncio.to_thread(samples.get)) is not STOP:
             await local.put(item)
         for _ in range(lanes):
             await local.put(STOP)
@@ -63,10 +63,10 @@ class ProcessExecutor:
         if not todo:
             return
         context = multiprocessing.get_context("spawn")  # no inherited event loop, threads or open sockets
-        tasks, results = context.Queue(), context.Queue()
+        samples, results = context.Queue(), context.Queue()
         count = min(self.workers, len(todo))
         lanes = per_worker(self.concurrency, count)
-        procs = [context.Process(target=worker_main, args=(self.spec, lanes, count, tasks, results), daemon=True,
+        procs = [context.Process(target=worker_main, args=(self.spec, lanes, count, samples, results), daemon=True,
                                  name=f"trompe-worker-{i + 1}") for i in range(count)]
         for proc in procs:  # started from this (the main) thread: the parent-death signal is tied to it
             proc.start()
@@ -77,12 +77,12 @@ class ProcessExecutor:
             """Queue the next n samples; once none is left, one STOP per worker."""
             nonlocal stopped
             for item in islice(items, n):
-                tasks.put(item)
+                samples.put(item)
                 n -= 1
             if n and not stopped:
                 stopped = True
                 for _ in procs:
-                    tasks.put(STOP)
+                    samples.put(STOP)
 
         top_up(lanes * count * WINDOW)
         remaining = len(todo)
@@ -100,7 +100,7 @@ class ProcessExecutor:
                 if remaining:
                     proc.kill()
                 proc.join(timeout=30)
-            tasks.close()
+            samples.close()
             results.close()
 
 

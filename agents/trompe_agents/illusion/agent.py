@@ -90,7 +90,7 @@ class AgentConfig:
 
 
 @dataclass
-class Outcome:
+class Verdict:
     """The final word on one sample: the answer and which agent gave it, or why there is none."""
 
     answer: str | None
@@ -146,7 +146,7 @@ class IllusionAgent:
         self.config = config or AgentConfig()
 
     async def answer(self, images: list[Path], question: str, choices: list[str] | None = None,
-                     trace_dir: RunFolder | Path | None = None, answer_type: AnswerType | None = None) -> Outcome:
+                     trace_dir: RunFolder | Path | None = None, answer_type: AnswerType | None = None) -> Verdict:
         """`trace_dir`: where the trace goes (a run's trace folder is a RunFolder: written without links)."""
         cfg = self.config
         started = time.monotonic()
@@ -206,7 +206,7 @@ class IllusionAgent:
                                error_kind=failure_kind(exc))
 
     def _outcome(self, results: dict[str, AgentResult], routed: Route, trace: Trace | None,
-                 trace_dir: Path | None, seconds: float) -> Outcome:
+                 trace_dir: Path | None, seconds: float) -> Verdict:
         errors = [f"{name}: {r.error}" for name, r in results.items() if r.error]
         answered = next(((name, r) for name, r in results.items() if _answered(r)), None)
         agent, answer, reasons, kind, reply = None, None, "", None, None
@@ -223,7 +223,7 @@ class IllusionAgent:
             trace.event("final", agent or "none", answer=answer, reasons=reasons, stops=stops, errors=errors,
                         error_kind=kind)
         every = list(results.values())
-        return Outcome(answer, reasons, agent, routed, sum(r.rounds for r in every), usage,
+        return Verdict(answer, reasons, agent, routed, sum(r.rounds for r in every), usage,
                        [c for r in every for c in r.tool_calls], stops, errors, trace_dir, seconds, kind,
                        [c for r in every for c in r.refused], [c for r in every for c in r.unknown],
                        sum(r.empty_replies for r in every), reply=reply)

@@ -23,7 +23,7 @@ from ..statefiles import write_atomic
 from ..trace import SAFE_NAME
 from .export import GROUPINGS, HARNESS, proportion
 from .identity import as_today, differences, one_run
-from .lmms.samples import is_samples_log, read_samples_log
+from .lmms_samples import is_samples_log, read_samples_log
 from .plots import Point, paired_bars, write_chart
 from .report import page, sample_file
 from .results import read_results
@@ -210,7 +210,7 @@ def paired_table(pairs: list[tuple[SampleResult, SampleResult]]) -> tuple[int, i
 
 
 def read_side(run: Path) -> tuple[dict[str, Any], dict[str, SampleResult]]:
-    """(meta, id -> record in sample order) of a run folder, or of an lmms-eval samples log (lmms/samples.py)."""
+    """(meta, id -> record in sample order) of a run folder, or of an lmms-eval samples log (lmms_samples.py)."""
     if is_samples_log(run):
         return read_samples_log(run)
     meta = read_meta(run)

@@ -272,7 +272,7 @@ def tools_of(category: str, task: int) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Score:
+class CategoryMatch:
     """How strongly one category fired on a question."""
 
     total: int  # the weights of the cues that fired, added
@@ -286,7 +286,7 @@ class Score:
         return (-self.total, -self.strongest, -self.matched_chars, self.position)
 
 
-def scores(question: str, task: int) -> list[Score]:
+def scores(question: str, task: int) -> list[CategoryMatch]:
     """Every category that fired, best first: highest total weight; ties go to the more specific category (its
     strongest cue, then the longer matched wording), and only then to the earlier category in the prompt."""
     fired = []
@@ -294,10 +294,10 @@ def scores(question: str, task: int) -> list[Score]:
         found = [(c, c.pattern.search(question)) for c in cat.cues]
         hits = [(c, m) for c, m in found if m]
         if hits:
-            fired.append(Score(sum(c.weight for c, _ in hits), max(c.weight for c, _ in hits),
+            fired.append(CategoryMatch(sum(c.weight for c, _ in hits), max(c.weight for c, _ in hits),
                                sum(len(m.group(0)) for _, m in hits), position, cat,
                                [c.pattern.pattern for c, _ in hits]))
-    return sorted(fired, key=Score.key)
+    return sorted(fired, key=CategoryMatch.key)
 
 
 def route(question: str, task: int) -> Route:

@@ -16,7 +16,7 @@ from .isolation import Isolation, Launch, SandboxLimits, choose
 from .isolation.cgroup import Counters
 from .sandbox_listener import FilterRecord
 
-__all__ = ["Handler", "ProgramResult", "Sandbox", "SandboxLimits", "Worker"]
+__all__ = ["Handler", "ProgramResult", "Sandbox", "SandboxChild", "SandboxLimits"]
 
 # name -> handler(args) -> JSON-able result; raising ValueError/RuntimeError sends the message to the program
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -120,7 +120,7 @@ def _recorded(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "args": args if size <= CALL_RECORD else f"<{size:,} bytes>"}
 
 
-class Worker:
+class SandboxChild:
     """A started child waiting for its one job (started ahead of time by the pool)."""
 
     def __init__(self, process: asyncio.subprocess.Process, launch: Launch):
@@ -129,7 +129,7 @@ class Worker:
         self.record: FilterRecord | None = None  # the filter's record, once its listener has arrived
 
     @classmethod
-    async def start(cls, isolation: Isolation, limits: SandboxLimits) -> Worker:
+    async def start(cls, isolation: Isolation, limits: SandboxLimits) -> SandboxChild:
         """A child under `isolation`, in a session and process group of its own (which kill() signals)."""
         launch = isolation.launch(limits)
         try:
@@ -294,15 +294,15 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.isolation = isolation or choose()  # the strongest OS sandbox here, or SandboxUnavailable
         self.warm = warm
-        self._ready: list[asyncio.Task[Worker]] = []
+        self._ready: list[asyncio.Task[SandboxChild]] = []
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
 
     def _refill(self) -> None:
         while not self._closed and len(self._ready) < self.warm:
-            self._ready.append(asyncio.ensure_future(Worker.start(self.isolation, self.limits)))
+            self._ready.append(asyncio.ensure_future(SandboxChild.start(self.isolation, self.limits)))
 
-    def _retire(self, worker: Worker) -> None:
+    def _retire(self, worker: SandboxChild) -> None:
         """Kill now; reap and clean up in the background, so a finished program's answer is not kept waiting."""
         worker.kill()
         task = asyncio.ensure_future(worker.close())
@@ -312,7 +312,7 @@ class Sandbox:
     async def run(self, code: str, prompt: str, images: list[str], question: str,
                   api: dict[str, list[str]], handlers: dict[str, Handler]) -> ProgramResult:
         """Run `main(images, question)` of `code`; `api` names each callable and its parameter order."""
-        worker = await (self._ready.pop(0) if self._ready else Worker.start(self.isolation, self.limits))
+        worker = await (self._ready.pop(0) if self._ready else SandboxChild.start(self.isolation, self.limits))
         try:
             self._refill()
             job = {"code": code, "prompt": prompt, "images": images, "question": question, "api": api}

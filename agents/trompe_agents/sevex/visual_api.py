@@ -8,7 +8,7 @@ from typing import Any
 from ..backends.base import Backend, MissingCredentials, QuotaExhausted
 from ..backends.catalogue import LOCAL_IMAGES
 from ..messages import ImagePart, Message, TextPart, ToolSchema, Usage
-from ..model_images import ImagePolicy, prepare_messages
+from ..backends.model_images import ImagePolicy, prepare_messages
 from ..toolclient import ToolClient
 
 ASK = "ask_lvlm"

@@ -31,7 +31,7 @@ from ...failures import failure_kind
 from ...statefiles import write_json_atomic
 from ...toolserver import ServerChoice
 from ...trace import SAFE_NAME
-from ..agent import AgentConfig, IllusionAgent, Outcome
+from ..agent import AgentConfig, IllusionAgent, Verdict
 
 REPLY = AnswerType("reply")  # the final answer in the task prompt's own form, handed to lmms-eval unchanged
 REQUESTS = "requests.jsonl"  # one line per answered or failed request, per task folder
@@ -69,7 +69,7 @@ def input_images(visuals: Any, folder: Path) -> list[Path]:
     return paths
 
 
-def token_counts(outcome: Outcome | None) -> TokenCounts | None:
+def token_counts(outcome: Verdict | None) -> TokenCounts | None:
     if outcome is None:
         return None
     usage = outcome.usage
@@ -124,7 +124,7 @@ class TrompeModel(lmms):
         folder = out / SAFE_NAME.sub("_", str(task)) / SAFE_NAME.sub("_", str(doc_id))
         shutil.rmtree(folder, ignore_errors=True)  # a request answered again starts its trace afresh
         started = time.monotonic()
-        outcome: Outcome | None = None
+        outcome: Verdict | None = None
         line: dict[str, Any] = {"task": task, "doc_id": doc_id, "split": split, "trace": str(folder.relative_to(out))}
         try:
             images = input_images(doc_to_visual(self.task_dict[task][split][doc_id]), folder / "inputs")

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...failures import ErrorKind
-from ...records import SampleResult
+from ..failures import ErrorKind
+from ..records import SampleResult
 
 # the keys lmms-eval writes on every samples line besides the task's metrics
 LOGGED = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts", "doc_hash",

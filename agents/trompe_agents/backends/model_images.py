@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 
 from PIL import Image, UnidentifiedImageError
 
-from .backends.base import BackendError
-from .backends.catalogue import DEFAULT_KEEP_ROUNDS, ImageLimits
-from .messages import ImagePart, Message, TextPart
+from ..messages import ImagePart, Message, TextPart
+from .base import BackendError
+from .catalogue import DEFAULT_KEEP_ROUNDS, ImageLimits
 
 FORMATS = ("auto", "png", "jpeg", "webp")
 MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp", "gif": "image/gif"}
