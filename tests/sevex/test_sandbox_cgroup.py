@@ -21,7 +21,7 @@ from sandbox_as_nobody import bounds_as_nobody, run_programs_as_nobody
 from sandbox_support import require_os_sandbox, zombies
 
 from trompe_agents.sevex.isolation import cgroup
-from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits, Worker
+from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 # the cgroup's bound far below the address-space limit, so only the cgroup can stop these programs
@@ -102,7 +102,7 @@ async def test_no_cgroup_outlives_its_sandbox_after_an_answer_a_cancel_or_a_kill
     await box.close()
     assert own_folders() == set()
 
-    worker = await Worker.start(require_os_sandbox(), SandboxLimits(wall_seconds=30))
+    worker = await SandboxChild.start(require_os_sandbox(), SandboxLimits(wall_seconds=30))
     assert {Path(p).parent for p in worker.launch.cgroup.procs} <= own_folders()
     spin = main("while True:\n    pass")
     running = asyncio.ensure_future(worker.run({"code": spin, "prompt": "", "images": [], "question": "",
