@@ -5,7 +5,8 @@ The backends' retry loop, the agent loop, runs, resumes, reports and metrics, an
 result files all read these, so a kind means the same everywhere (`timeout` is a backend request's; a SEVEX
 program over its time limit is `program_timeout`). Kinds are strings in results.jsonl and on
 `BackendError.kind`; the enum is str-valued, so the JSON is unchanged. A kind named by a third-party backend
-that is not listed here keeps its name (it is fatal and has no hint). The vendors' documented errors each kind stands for are in backends/error_kinds.py.
+that is not listed here keeps its name (it is fatal and has no hint). The vendors' documented errors each kind
+stands for are in backends/error_kinds.py.
 """
 
 from __future__ import annotations
