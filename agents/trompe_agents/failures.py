@@ -6,7 +6,8 @@ result files all read these, so a kind means the same everywhere (`timeout` is a
 program over its time limit is `program_timeout`). Kinds are strings in results.jsonl and on
 `BackendError.kind`; the enum is str-valued, so the JSON is unchanged. A kind named by a third-party backend
 that is not listed here keeps its name (it is fatal and has no hint). The vendors' documented errors each kind
-stands for are in backends/error_kinds.py.
+stands for are in backends/error_kinds.py. Standard library only: SEVEX's sandbox, which imports nothing else,
+names its endings from here.
 """
 
 from __future__ import annotations
