@@ -1,40 +1,52 @@
 """Every property of every ErrorKind as the project means it (failures.py), written out once for the tests that
-check the properties themselves and the runs that act on them."""
+check the properties themselves and the runs that act on them. NA: the property does not apply to the kind (the
+retry loop never sees a SEVEX program's ending or the reading of its answer, and no other model can help it)."""
 
 from __future__ import annotations
 
-from trompe_agents.failures import Action
+from trompe_agents.failures import Action, Source
 
 R, S, F = Action.RETRY, Action.SWITCH, Action.FATAL
-# kind: (action, stops_run, redone_on_resume, fallback_helps, has a hint)
+REQ, SMP, PRG, RD = Source.REQUEST, Source.SAMPLE, Source.PROGRAM, Source.READING
+NA = None
+# kind: (source, action, stops_run, redone_on_resume, fallback_helps, has a hint)
 KIND_TABLE = {
-    "auth": (F, True, False, False, True),
-    "permission": (F, True, False, False, True),
-    "not_found": (F, True, False, False, True),
-    "invalid_request": (F, False, False, False, False),
-    "connection": (F, True, False, False, True),
-    "rate_limit": (R, False, False, True, True),
-    "quota": (S, True, False, True, True),
-    "credit": (S, True, False, True, True),
-    "overloaded": (R, False, False, True, True),
-    "server": (R, False, False, True, True),
-    "timeout": (R, False, False, False, True),
-    "truncated": (F, False, False, False, True),
-    "backend": (F, False, False, False, False),
-    "refusal": (S, False, False, True, True),
-    "tool_infrastructure": (R, False, False, False, True),
-    "empty_reply": (F, False, False, False, False),
-    "invalid_answer": (F, False, False, False, False),
-    "reply_too_long": (F, False, False, False, True),
-    "max_rounds": (F, False, False, False, False),
-    "no_answer": (F, False, False, False, False),
-    "input": (F, False, False, False, False),
-    "disk_full": (F, False, True, False, True),
-    "disk_error": (F, False, True, False, True),
-    "run": (F, False, False, False, False),
+    "auth": (REQ, F, True, False, False, True),
+    "permission": (REQ, F, True, False, False, True),
+    "not_found": (REQ, F, True, False, False, True),
+    "invalid_request": (REQ, F, False, False, False, False),
+    "connection": (REQ, F, True, False, False, True),
+    "rate_limit": (REQ, R, False, False, True, True),
+    "quota": (REQ, S, True, False, True, True),
+    "credit": (REQ, S, True, False, True, True),
+    "overloaded": (REQ, R, False, False, True, True),
+    "server": (REQ, R, False, False, True, True),
+    "timeout": (REQ, R, False, False, False, True),
+    "truncated": (REQ, F, False, False, False, True),
+    "backend": (REQ, F, False, False, False, False),
+    "refusal": (REQ, S, False, False, True, True),
+    "tool_infrastructure": (REQ, R, False, False, False, True),
+    "empty_reply": (SMP, F, False, False, False, False),
+    "invalid_answer": (SMP, F, False, False, False, False),
+    "reply_too_long": (SMP, F, False, False, False, True),
+    "max_rounds": (SMP, F, False, False, False, False),
+    "no_answer": (SMP, F, False, False, False, False),
+    "input": (SMP, F, False, False, False, False),
+    "disk_full": (SMP, F, False, True, False, True),
+    "disk_error": (SMP, F, False, True, False, True),
+    "run": (SMP, F, False, False, False, False),
+    "exception": (PRG, NA, False, False, NA, False),
+    "forbidden": (PRG, NA, False, False, NA, False),
+    "program_timeout": (PRG, NA, False, False, NA, True),
+    "memory": (PRG, NA, False, False, NA, False),
+    "crashed": (PRG, NA, False, False, NA, False),
+    "call_limit": (PRG, NA, False, False, NA, False),
+    "oversize": (PRG, NA, False, False, NA, False),
+    "score_budget": (RD, NA, False, False, NA, False),
+    "unscored": (RD, NA, False, False, NA, False),
 }
 
 
 def stops_run(kind: str) -> bool:
     """Whether the first samples of a run failing with `kind` stop it, as the table says."""
-    return KIND_TABLE[kind][1]
+    return KIND_TABLE[kind][2]

@@ -51,11 +51,10 @@ def sevex_prompt(source: str, node: int | None = None, task: str | None = None, 
         finally:
             await box.close()
         meta = state.metadata[KEY]
-        failed = outcome.error_kind != "ok"
-        state.store.set(RECORD, result_record(
+        state.store.set(RECORD, result_record(  # a program's ending keeps its own kind (program_timeout, ...)
             meta, backend.model, outcome.prediction, outcome.raw or "",
             outcome.correct if sample.answer is not None else None, "sevex", outcome.error,
-            outcome.error_kind if failed else None, reply=outcome.raw).to_json())
+            outcome.error_kind, reply=outcome.raw).to_json())
         state.output = ModelOutput.from_content(backend.model, outcome.raw or "", error=outcome.error)
         return state
 

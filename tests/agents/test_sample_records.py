@@ -86,12 +86,17 @@ ACTIONS = {"retry": ["rate_limit", "overloaded", "server", "timeout", "tool_infr
            "fatal": ["auth", "permission", "not_found", "invalid_request", "connection", "backend", "empty_reply",
                      "truncated", "invalid_answer", "reply_too_long", "max_rounds", "no_answer", "input",
                      "disk_full", "disk_error", "run"]}
+# a SEVEX program's endings and the reading of its answer: no request, so no retry loop acts on them
+NOT_REQUESTS = ["exception", "forbidden", "program_timeout", "memory", "crashed", "call_limit", "oversize",
+                "score_budget", "unscored"]
 
 
 def test_every_kind_has_one_action():
-    assert sorted(k for kinds in ACTIONS.values() for k in kinds) == sorted(ErrorKind)
+    assert sorted(k for kinds in [*ACTIONS.values(), NOT_REQUESTS] for k in kinds) == sorted(ErrorKind)
     for action, kinds in ACTIONS.items():
         assert [ErrorKind(k).action for k in kinds] == [Action(action)] * len(kinds)
+    assert [(ErrorKind(k).facts.action, ErrorKind(k).action) for k in NOT_REQUESTS] == \
+        [(None, Action.FATAL)] * len(NOT_REQUESTS)
 
 
 def test_the_tool_infrastructure_kind_is_retried_and_says_where_to_look():

@@ -55,6 +55,33 @@ async def test_visual_prompt_runs_on_each_sample(tmp_path):
     assert log.results.scores[0].metrics["accuracy"].value == 0.5
 
 
+@pytest.mark.os_sandbox
+async def test_a_program_over_its_time_limit_is_recorded_as_a_program_timeout_not_a_request_one(tmp_path):
+    """The sample record the report counts names the program's ending (`program_timeout`), whose hint is the
+    sandbox's time limit, never the request `timeout` with its advice to rerun with --retry-errors."""
+    from inspect_ai import eval_async
+    from inspect_ai.model import get_model
+    from inspect_ai.solver import SolverSpec
+
+    from trompe_agents.failures import ErrorKind
+
+    prompt = tmp_path / "best"
+    prompt.mkdir()
+    (prompt / "visual_prompt.py").write_text("def main(images, question):\n    while True:\n        pass\n")
+    (prompt / "prompt.md").write_text("{question}")
+    (prompt / "meta.json").write_text(json.dumps({"task": "probes"}))
+    dataset = files.write_generic(tmp_path / "probes", 1).parent
+    [log] = await eval_async("trompe/probes", task_args={"dataset": str(dataset)},
+                             solver=SolverSpec("trompe/sevex_prompt", args_passed={"source": str(prompt),
+                                                                                    "timeout": 1.0}),
+                             model=get_model("mockllm/model", custom_outputs=says_yes),
+                             log_dir=str(tmp_path / "logs"))
+    assert log.status == "success", log.error
+    [record] = [s.store["trompe_record"] for s in log.samples]
+    assert (record["answer"], record["error_kind"]) == (None, "program_timeout")
+    assert "sevex --timeout" in ErrorKind(record["error_kind"]).hint
+
+
 def test_a_missing_prompt_folder_is_refused(tmp_path):
     from trompe.sevex import sevex_prompt
 

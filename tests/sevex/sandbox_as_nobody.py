@@ -3,7 +3,8 @@
 Nobody gets the system interpreter (unprivileged.py) and a world-readable copy of the sandbox's own modules,
 since the project may live under a 0700 home; the copy's `isolation` package picks bubblewrap directly
 instead of through the plugin registry, which needs the project's dependencies: the sandbox itself
-(sandbox.py, bwrap.py, launcher.py) uses only the standard library.
+(sandbox.py, bwrap.py, launcher.py) uses only the standard library, and the failure kinds it names
+(failures.py) too.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def sandbox_copy() -> Iterator[Path]:
     require_os_sandbox()
     copy = Path(tempfile.mkdtemp(prefix="trompe-unprivileged-", dir="/tmp"))
     try:
-        for package in ("trompe_agents/__init__.py", "trompe_agents/sevex/__init__.py"):
+        for package in ("trompe_agents/__init__.py", "trompe_agents/failures.py", "trompe_agents/sevex/__init__.py"):
             (copy / package).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(AGENTS / package, copy / package)
         for path in [*(AGENTS / "trompe_agents/sevex").glob("sandbox*.py"),

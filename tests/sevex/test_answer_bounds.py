@@ -152,7 +152,7 @@ async def test_an_answer_slow_to_read_never_makes_a_concurrent_healthy_sample_ti
         runner = await Runner.create(tools, FunctionBackend(target), task, sandbox, concurrency=6)
         outcomes = await runner.evaluate(NAIVE, samples)
     healthy = [o for o in outcomes if o.answer == "B"]
-    assert [(o.error_kind, o.prediction, o.correct) for o in healthy] == [("ok", "B", True)] * 3
+    assert [(o.error_kind, o.prediction, o.correct) for o in healthy] == [(None, "B", True)] * 3
     slow = [o for o in outcomes if o.answer == "A"]  # past the budget while the cues backtrack; never right
-    assert len(slow) == 3 and all(o.error_kind in (scoring.SCORE_BUDGET, "ok") and o.prediction is None
+    assert len(slow) == 3 and all(o.error_kind in (scoring.SCORE_BUDGET, None) and o.prediction is None
                                   for o in slow)

@@ -5,6 +5,7 @@ through its JSON lines."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -14,9 +15,10 @@ from trompe_kernel import hookimpl
 from trompe_kernel.errors import PluginConflict
 from trompe_kernel.manager import default_plugins
 
+from trompe_agents.failures import ErrorKind, Source
 from trompe_agents.messages import Usage
 from trompe_agents.sevex import cli as sevex_cli, sandbox, scoring
-from trompe_agents.sevex.outcome import Outcome, OutcomeKind
+from trompe_agents.sevex.outcome import Outcome
 from trompe_agents.sevex.strategies import NAIVE, SEVEX, choose_strategy, strategy_names
 from trompe_agents.sevex.strategy import ExploreConfig, Search
 from trompe_agents.sevex.tree import Implementation, Node, SelfEval
@@ -57,7 +59,7 @@ async def test_every_strategy_keeps_the_explorers_contract(tmp_path, dev_set, na
         if node.experiment.failure:
             continue
         lines = results_files(run, node.id)
-        outcomes = [Outcome.from_json(line) for line in lines]
+        outcomes = [Outcome.from_json(line, program=bool(node.implementation.code)) for line in lines]
         assert [o.to_json() for o in outcomes] == lines
         assert [o.summary() for o in outcomes] == node.experiment.results
         assert node.reward == sum(o.correct for o in outcomes) / len(outcomes)
@@ -125,27 +127,41 @@ def test_an_unknown_strategy_is_refused_naming_the_known_ones():
     assert isinstance(choose_strategy("sevex"), SEVEX)
 
 
-def test_every_kind_the_sandbox_and_the_scorer_name_is_an_outcome_kind():
-    named = {*sandbox.KINDS, scoring.SCORE_BUDGET,
-             scoring.UNSCORED, "call_limit", "input", "reply_too_long"}
-    listed = {kind.value for kind in OutcomeKind}
-    assert named <= listed, named - listed
+def test_every_kind_the_sandbox_and_the_scorer_name_is_one_of_the_shared_vocabulary():
+    assert all(isinstance(kind, ErrorKind) and kind.source is Source.PROGRAM for kind in sandbox.KINDS)
+    assert {kind.source for kind in (scoring.SCORE_BUDGET, scoring.UNSCORED)} == {Source.READING}
+    assert ErrorKind.PROGRAM_TIMEOUT in sandbox.KINDS and ErrorKind.TIMEOUT not in sandbox.KINDS
+    assert sandbox.CHILD_KINDS < sandbox.KINDS
 
 
 @pytest.mark.parametrize("error, kind, failed", [
-    (None, "ok", False),
-    ("ValueError: bad", "exception", True),
-    ("CPU time limit reached", "timeout", True),
-    (None, "max_rounds", True),  # the agent loop stopped without an answer (SketchPad)
-    ("the answer is over its size cap", "oversize", True),
+    (None, None, False),
+    ("ValueError: bad", ErrorKind.EXCEPTION, True),
+    ("CPU time limit reached", ErrorKind.PROGRAM_TIMEOUT, True),
+    (None, ErrorKind.MAX_ROUNDS, True),  # the agent loop stopped without an answer (SketchPad)
+    ("the answer is over its size cap", ErrorKind.OVERSIZE, True),
 ])
 def test_an_outcome_failed_when_it_names_an_error_or_a_kind(error, kind, failed):
     outcome = Outcome("s0", None, "yes", False, error=error, error_kind=kind)
-    assert outcome.failed is failed and outcome.error_kind == kind and isinstance(outcome.error_kind, OutcomeKind)
+    assert outcome.failed is failed and outcome.error_kind is kind
+    assert outcome.to_json()["error_kind"] == (str(kind) if kind else "ok")
+
+
+@pytest.mark.parametrize("written, program, read", [
+    ("timeout", True, "program_timeout"),  # an older file's program over its time limit
+    ("timeout", False, "timeout"),  # an agent-loop line: its backend request timed out
+    ("program_timeout", True, "program_timeout"), ("program_timeout", False, "program_timeout"),
+    ("error", False, "error"),  # older agent-loop lines named how the loop stopped; kept as written
+    ("ok", True, None), ("forbidden", True, "forbidden"),
+])
+def test_a_results_line_reads_under_the_shared_kinds(written, program, read):
+    line = {"id": "s0", "prediction": None, "answer": "yes", "correct": False, "error": "e", "error_kind": written}
+    assert Outcome.from_json(line, program=program).error_kind == read
 
 
 texts = st.text(max_size=20)
-kinds = st.sampled_from(list(OutcomeKind)) | st.text(alphabet="abcdefghij_", min_size=1, max_size=12)
+kinds = st.none() | st.sampled_from(list(ErrorKind)) | st.text(alphabet="abcdefghij_", min_size=1, max_size=12).map(
+    ErrorKind)
 usages = st.builds(Usage, input_tokens=st.integers(0, 10**9), output_tokens=st.integers(0, 10**9),
                    reasoning_tokens=st.integers(0, 10**6), cached_tokens=st.integers(0, 10**6),
                    image_tokens=st.none() | st.integers(0, 10**6), cache_write_tokens=st.integers(0, 10**6))
@@ -154,13 +170,17 @@ outcomes = st.builds(Outcome, id=texts, prediction=st.none() | texts, answer=st.
                      usage=usages)
 
 
-@given(outcome=outcomes)
-def test_an_outcome_reads_back_from_its_results_line(outcome):
+@given(outcome=outcomes, program=st.booleans())
+def test_an_outcome_reads_back_from_its_results_line(outcome, program):
     line = json.loads(json.dumps(outcome.to_json()))  # as results.jsonl holds it
-    assert Outcome.from_json(line) == outcome
-    assert Outcome.from_json(line).to_json() == line
+    if program and outcome.error_kind is ErrorKind.TIMEOUT:  # no program line is written so now (read_kind)
+        outcome = replace(outcome, error_kind=ErrorKind.PROGRAM_TIMEOUT)
+        line["error_kind"] = "program_timeout"
+    assert Outcome.from_json(line, program=program) == outcome
+    assert Outcome.from_json(line, program=program).to_json() == line
     assert list(line) == ["id", "prediction", "answer", "correct", "error", "error_kind", "tokens", "raw", "usage"]
-    assert line["tokens"] == outcome.usage.total and line["error_kind"] == str(outcome.error_kind)
-    summary = Outcome.from_json(outcome.summary())  # tree.json's line keeps what the readers of a node need
+    assert line["tokens"] == outcome.usage.total and line["error_kind"] == str(outcome.error_kind or "ok")
+    # tree.json's line keeps what the readers of a node need
+    summary = Outcome.from_json(outcome.summary(), program=program)
     assert (summary.id, summary.prediction, summary.answer, summary.correct, summary.error, summary.error_kind) == (
         outcome.id, outcome.prediction, outcome.answer, outcome.correct, outcome.error, outcome.error_kind)

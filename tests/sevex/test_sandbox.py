@@ -44,7 +44,7 @@ async def run(sandbox, body: str, calls: list | None = None):
 async def test_program_calls_back_the_api_and_returns_its_answer(sandbox):
     calls = []
     result = await run(sandbox, "c = crop(images[0], [0, 0, 4, 4])\nreturn ask_lvlm([c], PROMPT)", calls)
-    assert result.kind == "ok" and result.answer == "saw ['img_001']"
+    assert result.kind is None and result.answer == "saw ['img_001']"
     assert calls == [{"image": "original", "box": [0, 0, 4, 4]}]
     assert [c["name"] for c in result.calls] == ["crop", "ask_lvlm"]
 
@@ -65,7 +65,7 @@ async def test_program_calls_back_the_api_and_returns_its_answer(sandbox):
      "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
      "send({'type': 'call', 'name': ['crop'], 'args': 1}, 'x')\nreturn 'x'", "forbidden",
      "wrote to the sandbox's channel"),
-    ("while True:\n    pass", "timeout", "CPU time limit"),
+    ("while True:\n    pass", "program_timeout", "CPU time limit"),
     ("x = bytearray(2 * 1024 ** 3)\nreturn len(x)", "memory", "memory limit"),
     ("return 1 / 0", "exception", "ZeroDivisionError"),
     ("raise SystemExit(3)", "exception", "SystemExit"),
@@ -83,7 +83,7 @@ async def test_escapes_and_runaway_programs_fail_cleanly(sandbox, body, kind, sa
 async def test_program_may_use_its_own_folder_and_allowed_modules(sandbox):
     result = await run(sandbox, "import math, json\nopen('notes.txt', 'w').write(json.dumps(math.pi))\n"
                                 "return open('notes.txt').read()")
-    assert result.kind == "ok" and result.answer.startswith("3.14159")
+    assert result.kind is None and result.answer.startswith("3.14159")
 
 
 async def test_wall_clock_limit_stops_a_program_waiting_on_calls():
@@ -96,7 +96,7 @@ async def test_wall_clock_limit_stops_a_program_waiting_on_calls():
     async with box:
         result = await box.run("def main(images, question):\n    return crop('original', [0, 0, 1, 1])", "", [],
                                "", API, {"crop": slow})
-    assert result.kind == "timeout" and "0.5 s" in result.error
+    assert result.kind == "program_timeout" and "0.5 s" in result.error
 
 
 async def test_a_failing_api_call_is_an_exception_the_program_can_catch(sandbox):
@@ -169,7 +169,7 @@ async def test_sandbox_none_runs_programs_without_isolation(tmp_path):
     code = UNGUARD + f"def main(images, question):\n    return open('{tmp_path}/notes.txt').read()"
     async with Sandbox(SandboxLimits(wall_seconds=10), isolation=NoIsolation()) as box:
         result = await box.run(code, "", [], "", API, {"crop": None})
-    assert result.kind == "ok" and result.answer == "host file"
+    assert result.kind is None and result.answer == "host file"
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),

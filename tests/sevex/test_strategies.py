@@ -8,6 +8,7 @@ import json
 import scripted_models
 from sevex_support import TASK, explore, function_backend
 
+from trompe_agents.backends.base import BackendError
 from trompe_agents.datasets import load_dataset
 from trompe_agents.sevex.cli import main
 from trompe_agents.sevex.evaluate import Runner, accuracy
@@ -15,6 +16,7 @@ from trompe_agents.sevex.explore import NAIVE
 from trompe_agents.sevex.nuct import NUCTParams
 from trompe_agents.sevex.prompt_dir import PromptDir, resolve
 from trompe_agents.sevex.sandbox import Sandbox
+from trompe_agents.sevex.show import render
 from trompe_agents.toolclient import ToolClient
 
 pytestmark = pytest.mark.os_sandbox  # runs generated code through the OS sandbox
@@ -66,6 +68,26 @@ async def test_sketchpad_uses_tools_through_the_agent_loop_with_few_shot_example
         runner = await Runner.create(tools, function_backend(scripted_models.target), TASK, Sandbox(), 2)
         assert accuracy(await runner.evaluate(PromptDir.load(folder).implementation,
                                               list(load_dataset(dev_set)))) == 1.0
+
+
+def timing_out(messages, tools):
+    raise BackendError("the request timed out after 60 s", "timeout")
+
+
+async def test_a_request_timeout_in_the_agent_loop_is_told_apart_from_a_program_over_its_time_limit(tmp_path,
+                                                                                                     dev_set):
+    """SketchPad's samples whose target request times out are recorded as the agent records them (`timeout`, the
+    request's); an older run's program line saying `timeout` is shown as the program's (`program_timeout`)."""
+    await explore(tmp_path / "run", dev_set, iterations=1, strategy="sketchpad", explorer=no_explorer,
+                  target=timing_out)
+    results = [json.loads(line) for line in (tmp_path / "run" / "nodes" / "0" / "results.jsonl").open()]
+    assert [r["error_kind"] for r in results] == ["timeout"] * 6
+    assert "<p class=failures>6 of 6 sample runs failed: timeout 6</p>" in render(tmp_path / "run")
+    tree_file = tmp_path / "run" / "tree.json"  # the same lines as an older run's program node wrote them
+    tree = json.loads(tree_file.read_text())
+    tree["nodes"][0]["implementation"]["code"] = "def main(images, question):\n    return 'yes'\n"
+    tree_file.write_text(json.dumps(tree))
+    assert "<p class=failures>6 of 6 sample runs failed: program_timeout 6</p>" in render(tmp_path / "run")
 
 
 async def test_ape_rewrites_sketchpads_prompt_then_resamples_around_the_best(tmp_path, dev_set):

@@ -14,10 +14,11 @@ from trompe_prompts import read_prompt
 
 from ..backends.base import Backend
 from ..datasets.base import Sample
+from ..failures import ErrorKind
 from ..loop import run_agent
 from ..runfolder import RunFolder
 from ..toolclient import ToolClient
-from .outcome import Outcome, OutcomeKind
+from .outcome import Outcome
 from .sandbox import Sandbox
 from .scoring import Scored
 from .tasks import Task, question_text
@@ -88,7 +89,7 @@ class Runner:
             info = await self.tools.open_session(images)
         except Exception as exc:  # noqa: BLE001 -- an image the server refuses fails this sample, not the run
             return Outcome(sample.id, None, sample.answer, False, error=f"{type(exc).__name__}: {exc}",
-                           error_kind=OutcomeKind.INPUT)
+                           error_kind=ErrorKind.INPUT)
         bridge = SampleBridge(self.tools, info.id, self.target)
         try:
             result = await self.sandbox.run(impl.code, impl.prompt, list(images), question_text(sample), self.api,
@@ -126,8 +127,9 @@ class Runner:
                                  max_rounds=max_rounds, allow=self.tool_names)
         raw = (result.answer or {}).get("answer")
         scored = await self._score(raw, sample)
+        # the agent loop's own kind (a request's timeout, max_rounds, empty_reply, ...), as the illusion agent's
         return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, raw, scored.error or result.error,
-                       scored.kind or (OutcomeKind.OK if result.stop == "answer" else result.stop), result.usage)
+                       scored.kind or result.error_kind, result.usage)
 
 
 def write_results(folder: RunFolder, name: str, outcomes: list[Outcome]) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..failures import ErrorKind, Source
 from . import sandbox_frames as frames
 from .isolation import Isolation, Launch, SandboxLimits, choose
 from .isolation.cgroup import Counters
@@ -26,9 +27,9 @@ MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind":
             "call": {"name": str, "args": dict}}
 # the error kinds a child may report itself ("forbidden" only under a filter whose record bears it out, or with
 # no filter at all, `--sandbox none`)
-CHILD_KINDS = {"exception", "forbidden", "memory", "oversize"}
-# every kind a run may end as (ProgramResult.kind)
-KINDS = frozenset({"ok", "exception", "forbidden", "timeout", "memory", "crashed", "call_limit", "oversize"})
+CHILD_KINDS = frozenset({ErrorKind.EXCEPTION, ErrorKind.FORBIDDEN, ErrorKind.MEMORY, ErrorKind.OVERSIZE})
+# every kind a run may end as without an answer (ProgramResult.kind): the program's endings of the shared vocabulary
+KINDS = frozenset(kind for kind in ErrorKind if kind.source is Source.PROGRAM)
 START_SECONDS = 60.0  # how long a started child may take to hand over its filter's listener (a loaded machine)
 CPU_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)  # RLIMIT_CPU's soft and hard limit
 # rusage samples CPU time at scheduler ticks and reads a few percent under the exact count RLIMIT_CPU is checked
@@ -43,7 +44,7 @@ CLOSE_SECONDS = 10.0  # after a kill, how long close() waits for the child to en
 class ProgramResult:
     answer: str | None
     error: str | None = None
-    kind: str = "ok"  # one of KINDS
+    kind: ErrorKind | None = None  # one of KINDS; None: it answered
     log: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)
 
@@ -61,21 +62,21 @@ def _checked(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _bound_reached(counters: Counters | None, limits: SandboxLimits) -> tuple[str, str] | None:
+def _bound_reached(counters: Counters | None, limits: SandboxLimits) -> tuple[ErrorKind, str] | None:
     """A kind and reason from the kernel's counts in the sandbox's cgroup, where it has one: its OOM killer
     ended a process of the sandbox (`memory`), or pids.max refused one (`crashed`: the sandbox could not run)."""
     if counters is not None and counters.oom_kills:
-        return "memory", (f"the sandbox's memory bound ({limits.cgroup_memory_bytes // 2**20:,} MiB, kernel memory "
-                          f"included) was reached: the kernel's OOM killer ended it (cgroup oom_kill "
-                          f"{counters.oom_kills})")
+        return ErrorKind.MEMORY, (f"the sandbox's memory bound ({limits.cgroup_memory_bytes // 2**20:,} MiB, "
+                                  f"kernel memory included) was reached: the kernel's OOM killer ended it (cgroup "
+                                  f"oom_kill {counters.oom_kills})")
     if counters is not None and counters.pids_refused:
-        return "crashed", (f"the sandbox's process bound ({limits.processes}) was reached: the kernel refused "
-                           f"new processes (cgroup pids.events max {counters.pids_refused})")
+        return ErrorKind.CRASHED, (f"the sandbox's process bound ({limits.processes}) was reached: the kernel "
+                                   f"refused new processes (cgroup pids.events max {counters.pids_refused})")
     return None
 
 
 def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_statuses: bool,
-            counters: Counters | None = None) -> tuple[str, str]:
+            counters: Counters | None = None) -> tuple[ErrorKind, str]:
     """How a program that sent no result ended, from the parent's own view: the kernel's counts in its cgroup
     (`_bound_reached`), else its signal (a negative code, or 128 + N where the isolation reports signals so and
     keeps the program from exiting with such a status), else its exit status, which is the program's to choose
@@ -88,14 +89,14 @@ def _ending(code: int, cpu_seconds: float | None, limits: SandboxLimits, signal_
     if code < 0 or (signal_statuses and code > 128):
         signum = -code if code < 0 else code - 128
     else:
-        return "crashed", f"the program's process ended unexpectedly (exit {code})"
+        return ErrorKind.CRASHED, f"the program's process ended unexpectedly (exit {code})"
     name = signal.Signals(signum).name if signum in signal.valid_signals() else f"signal {signum}"
     if cpu_seconds is None and signum == signal.SIGXCPU:
-        return "timeout", "CPU time limit reached"
+        return ErrorKind.PROGRAM_TIMEOUT, "CPU time limit reached"
     if signum in CPU_SIGNALS and cpu_seconds is not None and cpu_seconds >= limits.cpu_seconds - CPU_SLACK:
-        return "timeout", f"CPU time limit reached ({cpu_seconds:.1f} s of CPU)"
+        return ErrorKind.PROGRAM_TIMEOUT, f"CPU time limit reached ({cpu_seconds:.1f} s of CPU)"
     used = "" if cpu_seconds is None else f" after {cpu_seconds:.2f} s of CPU (limit {limits.cpu_seconds} s)"
-    return "crashed", f"the program's process was killed by {name}{used}"
+    return ErrorKind.CRASHED, f"the program's process was killed by {name}{used}"
 
 
 def _unencodable(text: str) -> int | None:
@@ -154,15 +155,16 @@ class SandboxChild:
                 self.record = await FilterRecord.receive(self.launch.listener, START_SECONDS)
                 if self.record is None:
                     kind, reason = _bound_reached(self._counters(), limits) or \
-                        ("crashed", "its filter's listener never arrived")
+                        (ErrorKind.CRASHED, "its filter's listener never arrived")
                     return ProgramResult(None, f"the sandbox did not start: {reason}", kind)
             result = await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
         except TimeoutError:
-            result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s", "timeout")
+            result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s",
+                                   ErrorKind.PROGRAM_TIMEOUT)
         finally:
             self.kill()
-        if self.record is not None and self.record.count and result.kind != "forbidden":
-            return ProgramResult(None, self.record.summary(), "forbidden", result.log, result.calls)
+        if self.record is not None and self.record.count and result.kind is not ErrorKind.FORBIDDEN:
+            return ProgramResult(None, self.record.summary(), ErrorKind.FORBIDDEN, result.log, result.calls)
         return result
 
     async def _send(self, message: dict[str, Any]) -> None:
@@ -194,16 +196,16 @@ class SandboxChild:
             await self._send(job)
         except frames.FrameTooLarge as exc:
             return ProgramResult(None, f"oversize: the job (code, prompt and question) is too large: {exc}",
-                                 "oversize")
+                                 ErrorKind.OVERSIZE)
         while True:
             try:
                 message = await self._receive()
             except frames.FrameTooLarge as exc:
                 return ProgramResult(None, f"oversize: {exc} (answer, output or API arguments too large)",
-                                     "oversize", calls=calls)
+                                     ErrorKind.OVERSIZE, calls=calls)
             except frames.FrameError as exc:  # only a program tampering with the channel gets here
-                return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}", "forbidden",
-                                     calls=calls)
+                return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}",
+                                     ErrorKind.FORBIDDEN, calls=calls)
             if message is None:
                 code = await self.process.wait()
                 kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses,
@@ -214,16 +216,16 @@ class SandboxChild:
                 at = _unencodable(message["answer"])
                 if at is not None:
                     return ProgramResult(None, f"the answer is not valid Unicode text: a lone surrogate at index "
-                                               f"{at:,}", "exception", log, calls)
+                                               f"{at:,}", ErrorKind.EXCEPTION, log, calls)
                 return ProgramResult(message["answer"], log=log, calls=calls)
             if message["type"] == "error":
-                kind = message["kind"]
-                if kind == "forbidden" and self.record is not None and not self.record.count:
-                    kind = "exception"  # the program's word, which no refusal bears out
+                kind = ErrorKind(message["kind"])
+                if kind is ErrorKind.FORBIDDEN and self.record is not None and not self.record.count:
+                    kind = ErrorKind.EXCEPTION  # the program's word, which no refusal bears out
                 return ProgramResult(None, _printable(message["error"][:TEXT_CHARS]), kind, log, calls)
             if len(calls) >= limits.max_calls:
-                return ProgramResult(None, f"the program made more than {limits.max_calls} API calls", "call_limit",
-                                     calls=calls)
+                return ProgramResult(None, f"the program made more than {limits.max_calls} API calls",
+                                     ErrorKind.CALL_LIMIT, calls=calls)
             calls.append(_recorded(message["name"], message["args"]))
             await self._send(await self._dispatch(message["name"], message["args"], handlers))
 

@@ -16,12 +16,13 @@ import sys
 from dataclasses import dataclass
 
 from ..datasets.answers import extract, normalise, same_answer
+from ..failures import ErrorKind
 from ..replies import ReplyTooLong, check_size
 
 INLINE_CHARS = 2_000  # answers up to this long are read in-process
 SCORE_BUDGET_S = 20.0  # wall seconds a child may take to read one long answer (its start-up included)
-SCORE_BUDGET = "score_budget"  # error kind: reading the answer took longer than SCORE_BUDGET_S
-UNSCORED = "unscored"  # error kind: the extractor failed on the answer (the message says how)
+SCORE_BUDGET = ErrorKind.SCORE_BUDGET  # reading the answer took longer than SCORE_BUDGET_S
+UNSCORED = ErrorKind.UNSCORED  # the extractor failed on the answer (the message says how)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Scored:
 
     prediction: str | None
     correct: bool
-    kind: str | None = None
+    kind: ErrorKind | None = None
     error: str | None = None
 
 

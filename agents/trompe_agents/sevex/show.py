@@ -11,7 +11,6 @@ from pathlib import Path
 from ..backends.catalogue import DEFAULTS
 from ..costs import Price, cost, parse_prices
 from ..messages import Usage
-from .outcome import Outcome
 from .roles import Costs
 from .tree import Node, Tree
 
@@ -156,9 +155,10 @@ def _cost_table(table: dict[str, dict], label: str, run: dict | None = None) -> 
             f"<th>reasoning</th>{head}</tr>{rows}</table>")
 
 
-def _failed_samples(results: list[dict]) -> str:
+def _failed_samples(node: Node) -> str:
     """How many of a node's dev samples failed, by kind ('' when none did): why a node scored low."""
-    kinds = Counter(str(o.error_kind) for o in map(Outcome.from_json, results) if o.failed)
+    results = node.outcomes()
+    kinds = Counter(str(o.failure) for o in results if o.failed)
     if not kinds:
         return ""
     counts = ", ".join(f"{html.escape(kind)} {n}" for kind, n in sorted(kinds.items()))
@@ -175,7 +175,7 @@ def _subtree(tree: Tree, node: Node, best_id: int) -> str:
     if exp:
         if exp.failure:
             parts.append(f"<p>failed: {html.escape(exp.failure)}</p>")
-        parts.append(_failed_samples(exp.results))
+        parts.append(_failed_samples(node))
         if node.implementation:
             parts.append(f"<pre>{html.escape(node.implementation.code)}</pre><p>Prompt: "
                          f"{html.escape(node.implementation.prompt)}</p>")

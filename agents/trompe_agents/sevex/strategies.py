@@ -13,7 +13,6 @@ from trompe_kernel.manager import default_plugins
 
 from .evaluate import Runner
 from .nuct import select_recorded
-from .outcome import Outcome
 from .roles import RoleError
 from .strategy import ExploreConfig, Search, Strategy
 from .tree import Experiment, Implementation, Node, SelfEval
@@ -61,8 +60,7 @@ class APE(SketchPad):
         tree = search.tree
         best = tree.best()
         questions = {s.id: s.question for s in search.dev}
-        outcomes = (Outcome.from_json(r) for r in best.experiment.results)
-        wrong = {o.id: o for o in outcomes if not o.correct}  # once per sample, not per run
+        wrong = {o.id: o for o in best.outcomes() if not o.correct}  # once per sample, not per run
         failures = [f"{questions.get(i, i)!r}: answered {o.prediction!r}, correct {o.answer!r}"
                     for i, o in wrong.items()][:10]
         tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
@@ -120,7 +118,7 @@ class SEVEX(Naive):
         runs = await search.measure(node.implementation)
         search.record(node, runs)
         if all(o.failed for run in runs for o in run):
-            kinds = sorted({str(o.error_kind) for run in runs for o in run})
+            kinds = sorted({str(o.failure) for run in runs for o in run})
             search.problems.append(f"engineer: the program failed on every dev sample ({', '.join(kinds)})")
         await search.analyse(node)
         await search.replace(node)
