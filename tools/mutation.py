@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"trompe_kernel": "servers", "trompe_server": "servers", "trompe_draw": "plugins",
             "trompe_analysis": "plugins", "trompe_vision": "plugins", "trompe_agents": "agents",
-            "trompe_prompts": "prompts"}
+            "trompe_prompts": "prompts", "trompe": "inspectai"}
 ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read beside tests/
 
 REDIS_TESTS = ["tests/server/test_redis_expiry.py", "tests/server/test_storage_ids.py",
@@ -100,6 +100,23 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                      "each_psychometric_x_axis_names_its_familys_unit")),
                  "tests/illusion/test_stats.py", "tests/illusion/test_compare.py",
                  "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py"]),
+    # harness: each benchmark's scorers (its module, loader included) and the matchers they share
+    "harness": ([f"trompe_agents/datasets/{m}.py" for m in (
+                    "harness", "scorers", "blink_match", "blink_judge", "vlmeval_match", "vlmeval_mcq", "blink",
+                    "blindtest", "hallusionbench", "vstar", "illusionvqa")],
+                ["tests/datasets/test_scorers.py", "tests/datasets/test_harness_boundaries.py",
+                 "tests/datasets/test_free_text_replies.py", "tests/datasets/test_vlmeval_mcq.py",
+                 "tests/datasets/test_dataset_loaders.py", "tests/datasets/test_dataset_boundaries.py",
+                 "tests/datasets/test_benchmark_plugin.py", "tests/illusion/test_score_numbers.py"]),
+    # inspect: the Inspect adapter's dataset and scorers; not test_inspect_offline.py's `inspect eval` subprocesses
+    "inspect": (["trompe/samples.py", "trompe/scorers.py"],
+                ["tests/inspect/test_inspect_answer_types.py", "tests/inspect/test_inspect_tasks.py",
+                 "tests/inspect/test_inspect_roundtrip.py",
+                 "tests/inspect/test_inspect_offline.py::test_a_trompe_function_answers_in_inspect_as_in_illusion_agent_run"]),
+    # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package)
+    "executors": ([f"trompe_agents/executors/{m}.py" for m in ("__init__", "base", "processes")],
+                  ["tests/executors/test_workers.py::test_workers_must_be_positive",
+                   "tests/executors/test_executor_processes.py", "tests/agents/test_plugin_hooks.py"]),
 }
 
 # Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),
