@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"trompe_kernel": "servers", "trompe_server": "servers", "trompe_draw": "plugins",
             "trompe_analysis": "plugins", "trompe_vision": "plugins", "trompe_agents": "agents",
             "trompe_prompts": "prompts", "trompe": "inspectai"}
-ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read beside tests/
+ALSO_COPY = ["docs", ".ci", "bench", "README.md", "mkdocs.yml"]  # what some tests read or import beside tests/
 
 REDIS_TESTS = ["tests/server/test_redis_expiry.py", "tests/server/test_storage_ids.py",
                "tests/server/test_redis_bounded.py", "tests/server/test_session_quotas.py",
@@ -107,7 +107,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 ["tests/datasets/test_scorers.py", "tests/datasets/test_harness_boundaries.py",
                  "tests/datasets/test_free_text_replies.py", "tests/datasets/test_vlmeval_mcq.py",
                  "tests/datasets/test_dataset_loaders.py", "tests/datasets/test_dataset_boundaries.py",
-                 "tests/datasets/test_benchmark_plugin.py", "tests/illusion/test_score_numbers.py"]),
+                 "tests/illusion/test_score_numbers.py"]),
     # inspect: the Inspect adapter's dataset and scorers; not test_inspect_offline.py's `inspect eval` subprocesses
     "inspect": (["trompe/samples.py", "trompe/scorers.py"],
                 ["tests/inspect/test_inspect_answer_types.py", "tests/inspect/test_inspect_tasks.py",
