@@ -137,3 +137,16 @@ def test_the_printed_table_has_aligned_columns_and_says_when_nothing_flipped(tmp
     assert all(line == line.rstrip() for line in lines)
     assert lines[-2:] == ["1 samples changed outcome:", "  s0: right -> wrong"]
     assert compare_runs(a, a).text().splitlines()[-1] == "0 samples changed outcome"  # no list follows
+
+
+def test_the_chart_bars_are_each_runs_category_accuracy_and_a_run_with_none_answered_has_no_bar(tmp_path):
+    rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True,
+             "category": "cat" if i < 4 else "dog"} for i in range(6)]
+    failed = {"answer": None, "correct": None, "error": "boom", "error_kind": "server"}
+    a = answered_run(tmp_path / "a", rows)
+    b = answered_run(tmp_path / "b", [{**r, "answer": "no", "correct": False} if r["id"] == "s0" else
+                                      {**r, **failed} if r["category"] == "dog" else r for r in rows])
+    bars = re.findall(r"<rect class='bar' data-run='([ab])' data-label='([^']+)' data-value='([0-9.]+)'",
+                      compare_runs(a, b).chart())
+    assert [(run, label, float(value)) for run, label, value in bars] == [
+        ("a", "cat", 1.0), ("b", "cat", 0.75), ("a", "dog", 1.0)]  # B answered no dog: no bar, not 0
