@@ -60,7 +60,10 @@ def test_a_tools_ablation_prints_mcnemar_and_links_every_flip_to_both_runs(probe
     assert overall["group"] == "all" and overall["paired"]["b_minus_a"] == pytest.approx((no - yes) / 8)
     low, high = overall["paired"]["ci95"]
     assert -1 <= low <= overall["paired"]["b_minus_a"] <= high <= 1
-    assert json.loads(html.with_suffix(".json").read_text())["mcnemar"] == data["mcnemar"]
+    saved = json.loads(html.with_suffix(".json").read_text())
+    assert saved["mcnemar"] == data["mcnemar"]
+    for written in (data, saved):  # each flip links to both runs' pages, as the HTML page does
+        assert {f["id"]: (f["a_link"], f["b_link"]) for f in written["flips"]} == {i: (a, b) for i, a, b in flips}
 
 
 def test_two_probe_seeds_never_pair(tmp_path, capsys):
