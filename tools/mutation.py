@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"trompe_kernel": "servers", "trompe_server": "servers", "trompe_draw": "plugins",
             "trompe_analysis": "plugins", "trompe_vision": "plugins", "trompe_agents": "agents",
-            "trompe_prompts": "prompts"}
-ALSO_COPY = ["docs", ".ci", "README.md", "mkdocs.yml"]  # files some tests read beside tests/
+            "trompe_prompts": "prompts", "trompe": "inspectai"}
+ALSO_COPY = ["docs", ".ci", "bench", "README.md", "mkdocs.yml"]  # what some tests read or import beside tests/
 
 REDIS_TESTS = ["tests/server/test_redis_expiry.py", "tests/server/test_storage_ids.py",
                "tests/server/test_redis_bounded.py", "tests/server/test_session_quotas.py",
@@ -99,7 +99,27 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                      "every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_settings_table",
                      "each_psychometric_x_axis_names_its_familys_unit")),
                  "tests/illusion/test_stats.py", "tests/illusion/test_compare.py",
-                 "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py"]),
+                 "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py",
+                 *(f"tests/illusion/test_paper_figures.py::test_{name}" for name in (  # the legend's model names
+                     "the_compare_figure_names_both_models_and_states_the_p_that_compare_json_holds",
+                     "a_legend_tells_two_runs_of_one_model_apart_by_their_folders"))]),
+    # harness: each benchmark's scorers (its module, loader included) and the matchers they share
+    "harness": ([f"trompe_agents/datasets/{m}.py" for m in (
+                    "harness", "scorers", "blink_match", "blink_judge", "vlmeval_match", "vlmeval_mcq", "blink",
+                    "blindtest", "hallusionbench", "vstar", "illusionvqa")],
+                ["tests/datasets/test_scorers.py", "tests/datasets/test_harness_boundaries.py",
+                 "tests/datasets/test_free_text_replies.py", "tests/datasets/test_vlmeval_mcq.py",
+                 "tests/datasets/test_dataset_loaders.py", "tests/datasets/test_dataset_boundaries.py",
+                 "tests/illusion/test_score_numbers.py"]),
+    # inspect: the Inspect adapter's dataset and scorers; not test_inspect_offline.py's `inspect eval` subprocesses
+    "inspect": (["trompe/samples.py", "trompe/scorers.py"],
+                ["tests/inspect/test_inspect_answer_types.py", "tests/inspect/test_inspect_tasks.py",
+                 "tests/inspect/test_inspect_roundtrip.py",
+                 "tests/inspect/test_inspect_offline.py::test_a_trompe_function_answers_in_inspect_as_in_illusion_agent_run"]),
+    # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package)
+    "executors": ([f"trompe_agents/executors/{m}.py" for m in ("__init__", "base", "processes")],
+                  ["tests/executors/test_workers.py::test_workers_must_be_positive",
+                   "tests/executors/test_executor_processes.py", "tests/agents/test_plugin_hooks.py"]),
 }
 
 # Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),

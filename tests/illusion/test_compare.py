@@ -60,7 +60,10 @@ def test_a_tools_ablation_prints_mcnemar_and_links_every_flip_to_both_runs(probe
     assert overall["group"] == "all" and overall["paired"]["b_minus_a"] == pytest.approx((no - yes) / 8)
     low, high = overall["paired"]["ci95"]
     assert -1 <= low <= overall["paired"]["b_minus_a"] <= high <= 1
-    assert json.loads(html.with_suffix(".json").read_text())["mcnemar"] == data["mcnemar"]
+    saved = json.loads(html.with_suffix(".json").read_text())
+    assert saved["mcnemar"] == data["mcnemar"]
+    for written in (data, saved):  # each flip links to both runs' pages, as the HTML page does
+        assert {f["id"]: (f["a_link"], f["b_link"]) for f in written["flips"]} == {i: (a, b) for i, a, b in flips}
 
 
 def test_two_probe_seeds_never_pair(tmp_path, capsys):
@@ -114,3 +117,39 @@ def test_paired_difference_interval_holds_the_estimate_within_bounds(both, a_onl
     assert -1 <= low <= diff + 1e-12 and diff - 1e-12 <= high <= 1
     assert math.isclose(diff, (b_only - a_only) / (both + a_only + b_only + neither), abs_tol=1e-12)
     assert mcnemar_exact(a_only, b_only) == mcnemar_exact(b_only, a_only)
+
+
+def starts(line: str) -> list[int]:
+    """Where each cell of a printed table line starts (cells are parted by two spaces or more)."""
+    return [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", line)]
+
+
+def test_the_printed_table_has_aligned_columns_and_says_when_nothing_flipped(tmp_path):
+    rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True,
+             "category": "cat"} for i in range(4)]
+    a = answered_run(tmp_path / "a", rows)
+    b = answered_run(tmp_path / "b", [{**r, "answer": "no", "correct": False} if r["id"] == "s0" else r
+                                      for r in rows])
+    lines = compare_runs(a, b).text().splitlines()
+    header, overall, category = lines[:3]
+    assert re.split(r"\s{2,}", header) == ["grouping", "group", str(a), str(b), "B - A [95% CI] over pairs"]
+    assert re.split(r"\s{2,}", overall) == ["all", "all", "100.0% [51.0%–100.0%] n=4 failed 0",
+                                            "75.0% [30.1%–95.4%] n=4 failed 0", "-25.0 pt [-69.9, +28.1] n=4"]
+    assert re.split(r"\s{2,}", category)[:2] == ["category", "cat"]
+    assert starts(overall) == starts(category) == starts(header)  # each column under its heading
+    assert all(line == line.rstrip() for line in lines)
+    assert lines[-2:] == ["1 samples changed outcome:", "  s0: right -> wrong"]
+    assert compare_runs(a, a).text().splitlines()[-1] == "0 samples changed outcome"  # no list follows
+
+
+def test_the_chart_bars_are_each_runs_category_accuracy_and_a_run_with_none_answered_has_no_bar(tmp_path):
+    rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True,
+             "category": "cat" if i < 4 else "dog"} for i in range(6)]
+    failed = {"answer": None, "correct": None, "error": "boom", "error_kind": "server"}
+    a = answered_run(tmp_path / "a", rows)
+    b = answered_run(tmp_path / "b", [{**r, "answer": "no", "correct": False} if r["id"] == "s0" else
+                                      {**r, **failed} if r["category"] == "dog" else r for r in rows])
+    bars = re.findall(r"<rect class='bar' data-run='([ab])' data-label='([^']+)' data-value='([0-9.]+)'",
+                      compare_runs(a, b).chart())
+    assert [(run, label, float(value)) for run, label, value in bars] == [
+        ("a", "cat", 1.0), ("b", "cat", 0.75), ("a", "dog", 1.0)]  # B answered no dog: no bar, not 0

@@ -64,5 +64,11 @@ async def test_a_plain_generate_solver_is_scored_by_each_item_s_answer_type(tmp_
     records = {i: score.metadata["record"] for i, score in scores.items()}
     assert all(r["agent"] == "inspect" and r["error_kind"] is None for r in records.values())
     assert {i: r["correct"] for i, r in records.items()} == {i: item[4] for i, item in ITEMS.items()}
+    facts = ("id", "index", "position", "question", "choices", "label", "category", "answer_type", "model")
+    assert {i: {key: r.get(key) for key in facts} for i, r in records.items()} == {  # what the sample was
+        i: {"id": i, "index": i, "position": position, "question": f"Question {i}?", "choices": choices,
+            "label": gold, "category": "count", "answer_type": kind, "model": "mockllm/model"}
+        for position, (i, (kind, gold, choices, _, _)) in enumerate(ITEMS.items())}
+    assert all(Path(r["images"][0]).name == f"{i}.png" for i, r in records.items())
     accuracy = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}["accuracy"]
     assert accuracy == pytest.approx(6 / 7)
