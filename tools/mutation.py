@@ -119,7 +119,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package)
     "executors": ([f"trompe_agents/executors/{m}.py" for m in ("__init__", "base", "processes")],
                   ["tests/executors/test_workers.py::test_workers_must_be_positive",
-                   "tests/executors/test_executor_processes.py", "tests/agents/test_plugin_hooks.py"]),
+                   "tests/agents/test_plugin_hooks.py"]),
 }
 
 # Hand-planted bugs in the Lua scripts (mutmut does not mutate the script text): (name, text, replacement),
