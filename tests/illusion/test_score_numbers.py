@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from handstats import wilson
+from runlines import write_run
 from trompe_agents.illusion.cli import main
 
 # (id, gold letter, the model's letter or None when the sample failed, or "?" for an item with no label)
@@ -40,10 +41,7 @@ def record(item: str, gold: str | None, letter: str | None) -> dict:
 
 
 def write_blink_run(folder: Path, items: list[tuple[str, str | None, str | None]]) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "results.jsonl").write_text("".join(json.dumps(record(*item)) + "\n" for item in items))
-    (folder / "run.json").write_text(json.dumps({"format": "blink"}))
-    return folder
+    return write_run(folder, [record(*item) for item in items], format="blink")
 
 
 def scored(folder: Path, scorer: str, tmp_path: Path, capsys) -> dict:
