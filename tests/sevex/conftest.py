@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from sandbox_support import note_earlier  # noqa: E402
 from sevex_support import write_dev_set  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def earlier_processes() -> None:
+    """What another test left running below this worker is not this test's leak (under xdist a worker runs
+    Redis servers, pool workers and the like from earlier tests)."""
+    note_earlier()
 
 
 @pytest.fixture

@@ -35,15 +35,26 @@ def zombies() -> set[int]:
     return {child for child in children(os.getpid()) if state(child) == "Z"}
 
 
+EARLIER: set[int] = set()
+"""Descendants alive when the running test started (a Redis, a pool worker another test left): not its leaks."""
+
+
+def note_earlier() -> None:
+    """Remember who was below us before this test (the autouse fixture in conftest.py calls it)."""
+    EARLIER.clear()
+    EARLIER.update(descendants())
+
+
 def survivors(timeout: float = 15.0) -> set[int]:
-    """Our descendants still alive `timeout` seconds from now at the latest (a pidfd says when each exits, no
-    polling). Read again after each wait: a dying process may have forked a child we could not see before."""
+    """Descendants this test started that are still alive `timeout` seconds from now at the latest (a pidfd says
+    when each exits, no polling). Read again after each wait: a dying process may have forked a child we could
+    not see before."""
     deadline = time.monotonic() + timeout
-    waited: set[int] = set()
+    waited = set(EARLIER)
     while (new := descendants() - waited) and time.monotonic() < deadline:
         wait_gone(new, deadline - time.monotonic())
         waited |= new
-    return descendants()
+    return descendants() - EARLIER
 
 
 def sweep_abandoned_cgroups() -> None:
