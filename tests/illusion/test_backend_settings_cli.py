@@ -102,3 +102,22 @@ def test_an_older_folder_with_a_setting_no_longer_taken_is_refused_naming_it(pro
         (out / META).write_text(json.dumps(meta))
         assert run(probe_dir, out, fake.base_url) == 2
     assert "holds another run: settings.options.temprature (0.3 -> null)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--thinking", "high"], "settings.thinking (null -> high)"),
+    (["--image-format", "jpeg"], "settings.image_format (auto -> jpeg)"),
+    (["--keep-images", "1"], "settings.keep_images (null -> 1)"),
+    (["--fallback-model", "gemini-3.7-flash"], "settings.fallback_models (+gemini-3.7-flash)"),
+    (["--backend-option", "temperature=0.5"], "settings.options.temperature (null -> 0.5)"),
+])
+def test_a_rerun_with_another_sent_setting_is_refused_naming_it(probe_dir, tmp_path, capsys, flags, named):
+    """The fingerprint is built by the command line's own settings builder: every setting that changes what the
+    vendor is sent, left out of it, would let a resume mix two runs' answers in one folder."""
+    out = tmp_path / "run"
+    with FakeVendor("gemini", lambda body, n: final(ANSWER)) as fake:
+        assert run(probe_dir, out, fake.base_url) == OK
+        before = (out / RESULTS).read_text()
+        assert run(probe_dir, out, fake.base_url, *flags) == 2
+    assert named in capsys.readouterr().err
+    assert (out / RESULTS).read_text() == before
