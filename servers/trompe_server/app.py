@@ -37,6 +37,7 @@ from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, l
 from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import collect_tools
+from .reply_png import reply_png
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .roots import server_roots
 from .storages import open_storage
@@ -185,7 +186,7 @@ class TrompeApp:
                            preview=list(shown.size) if downscaled else None)
         return CallToolResult(
             content=[TextContent(type="text", text=text),
-                     ImageContent(type="image", data=base64.b64encode(encode_png(shown)).decode(),
+                     ImageContent(type="image", data=base64.b64encode(reply_png(shown)).decode(),
                                   mime_type="image/png"),
                      ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
             structured_content=meta.model_dump(),
