@@ -18,6 +18,9 @@ MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N"
 BAND_PIXELS = 1 << 18  # pixels converted at a time: full-size temporaries of a 50 MP image would take GBs
 BAND_WORK = 32 * BAND_PIXELS  # what one band's temporaries take at most (int64 values of a 32-bit grey and more)
 WEBP_BUFFERS = 3  # full-size RGBA buffers libwebp's decoder and Pillow's plugin hold while a WebP loads
+# Working copies (4 bytes a pixel) a reply's image content holds at its peak: the filtered rows, the PNG, its
+# base64 and the JSON text (bench/README.md, "Issue 40's goals": about 11 MiB for a 1024x1024 reply)
+REPLY_COPIES = 3
 
 
 def mode_bytes(mode: str) -> int:
@@ -138,3 +141,28 @@ def trim_heap() -> None:
     images up to ~1450x1450 live in the heap, and the pages of those freed below its top stay otherwise."""
     if _libc is not None and hasattr(_libc, "malloc_trim"):
         _libc.malloc_trim(0)
+
+
+def heap_free() -> int:
+    """Bytes free inside the heap (glibc's mallinfo2 fordblks): holes between live buffers, resident or not."""
+    if _libc is None or not hasattr(_libc, "mallinfo2"):
+        return 0
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")]
+
+    _libc.mallinfo2.restype = MallInfo2
+    return _libc.mallinfo2().fordblks
+
+
+def trim_over_budget(held: int, budget: int) -> None:
+    """Give the heap's holes back once they and the pixels held (`held`) pass the memory budget.
+
+    A reply's encoder buffers (rows, PNG, base64, JSON: 2-3 MiB each at 1 MP) leave holes between kept images
+    that later images do not fit: ~1.7 MiB a call, 100 MiB over a session at a 256 MiB budget (bench/README.md,
+    "Issue 40's goals"). Below the budget they stay, so calls reuse their pages without faulting them in."""
+    if _libc is not None and held + heap_free() > budget:
+        trim_heap()

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 from trompe_kernel import __version__
 from trompe_kernel.manager import PluginSettings, Plugins
 
-from .admission import PIXEL_BYTES, WORK_FACTOR, trim_heap
+from .admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, trim_heap, trim_over_budget
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
 from .errors import ServerFault, ToolInputError
@@ -176,6 +176,7 @@ class TrompeApp:
         """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
         im = self.registry.pixels(session, record) if im is None else im
         shown = preview(im, self.config.limits.max_preview_side)
+        self.registry.work.reserve(REPLY_COPIES * PIXEL_BYTES * shown.width * shown.height)  # its encoding's buffers
         downscaled = shown.size != im.size
         note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
                 f"as {record.id}, coordinates refer to the full size]") if downscaled else ""
@@ -250,6 +251,7 @@ class TrompeApp:
             return work()
         finally:
             self.registry.work.release()
+            trim_over_budget(self.registry.bytes_in_memory, self.config.limits.memory_budget)
 
     async def _run(self, work, line: Progress | None = None):
         """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors.

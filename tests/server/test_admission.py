@@ -19,7 +19,7 @@ from mcp import Client
 from PIL import Image
 
 from imagekit import data_url, gradient
-from trompe_server.admission import WorkBudget
+from trompe_server.admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, WorkBudget
 from trompe_server.limits import Limits
 
 ONE = 64 * 48 * 3  # bytes of the 64x48 RGB test image
@@ -36,13 +36,15 @@ async def test_an_image_that_could_never_fit_the_budget_is_refused_before_decodi
 
 
 async def test_work_in_flight_pushes_kept_pixels_out_of_ram(make_app):
-    app = make_app(Limits(memory_budget=5 * ONE))  # a crop reserves 2 x 4 bytes a pixel: room for 2 kept
+    # a crop reserves 2 working copies of 4 bytes a pixel, its reply's encoding 3 more: room for 2 kept meanwhile
+    budget = (WORK_FACTOR + REPLY_COPIES + 2) * PIXEL_BYTES * 64 * 48
+    app = make_app(Limits(memory_budget=budget))
     async with Client(app.mcp) as client:
         session = (await client.call_tool("open_session", {"source": data_url(gradient())})).structured_content
         for _ in range(3):
             await client.call_tool("crop", {"session": session["session"], "image": "original", "box": [0, 0, 64, 48]})
     assert app.registry.bytes_in_memory > ONE
-    app.registry.work.reserve(4 * ONE)
+    app.registry.work.reserve(budget - ONE)
     try:
         assert app.registry.bytes_in_memory <= ONE
     finally:
@@ -207,3 +209,33 @@ def test_a_closed_sessions_pixels_leave_the_heap():
     done = subprocess.run([sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, check=True)
     freed, trimmed = (int(v) for v in done.stdout.split())
     assert freed > 20 << 20 and trimmed < 20 << 20, done.stdout
+
+
+HOLES_PROBE = """
+from pathlib import Path
+from PIL import Image
+from trompe_server.admission import return_freed_pixels_to_the_os, trim_over_budget
+
+return_freed_pixels_to_the_os()
+def rss(): return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
+base = rss()
+images, pins = [], []
+for _ in range(40):  # 1 MP versions, each followed by something small that stays (a record, a reply's text)
+    images.append(Image.new("RGB", (1024, 1024), (1, 2, 3)))
+    pins.append(bytearray(256 << 10))
+del images[::2]  # every other one freed (spilled): holes between what stays, still resident
+held = 20 * (4 << 20) + 40 * (256 << 10)
+trim_over_budget(held, held + (256 << 20))  # far under the budget: the holes stay, for the next call to reuse
+under = rss() - base
+trim_over_budget(held, held)  # the holes would pass it
+print(held, under, rss() - base)
+"""
+
+
+def test_heap_holes_leave_once_they_would_pass_the_budget():
+    """Freed buffers leave holes between what stays (100 MiB over 100 draws at a 256 MiB budget,
+    bench/README.md): trim_over_budget keeps them while under the budget and gives them back past it."""
+    done = subprocess.run([sys.executable, "-c", HOLES_PROBE], capture_output=True, text=True, check=True)
+    held, under, over = (int(v) for v in done.stdout.split())
+    assert under > held + (60 << 20), done.stdout  # the holes were resident
+    assert over < held + (20 << 20), done.stdout
