@@ -166,7 +166,8 @@ def main() -> None:
                 cpu[name].append(cpu_seconds)
     floor_cpu = statistics.median(cpu[FLOOR])
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nSpawn to the first {'image a tool returned' if image else 'tools/list reply'} over stdio, median of {args.repeat} (alternating); CPU = the "
+    reply = "image a tool returned" if image else "tools/list reply"
+    print(f"\nSpawn to the first {reply} over stdio, median of {args.repeat} (alternating); CPU = the "
           f"server process's user + system time; load average at the end {load}\n")
     print("| server | tools | median CPU s | CPU − SDK floor s | × floor CPU | median wall s | min wall s | "
           "max wall s |")

@@ -13,16 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from PIL import Image
+from redis_local import start_redis
 from sample_images import photo
 
 CHILD = """
@@ -53,25 +51,6 @@ async def main():
 
 anyio.run(main)
 """
-
-
-def start_redis(folder: str) -> tuple[subprocess.Popen, str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        sys.exit("redis-server is not installed (Debian: apt-get install redis-server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", folder],
-                            stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"redis://127.0.0.1:{port}/0"
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("redis-server did not start")
 
 
 def main() -> None:
