@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 
@@ -147,15 +148,18 @@ def heap_free() -> int:
     """Bytes free inside the heap (glibc's mallinfo2 fordblks): holes between live buffers, resident or not."""
     if _libc is None or not hasattr(_libc, "mallinfo2"):
         return 0
+    if _libc.mallinfo2.restype is not _mallinfo2():
+        _libc.mallinfo2.restype = _mallinfo2()
+    return _libc.mallinfo2().fordblks
+
+
+@functools.cache
+def _mallinfo2() -> type:
+    """glibc's struct mallinfo2 (malloc.h), made once: ctypes is imported lazily, as at start-up."""
     import ctypes
 
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in
-                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-                     "keepcost")]
-
-    _libc.mallinfo2.restype = MallInfo2
-    return _libc.mallinfo2().fordblks
+    names = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+    return type("MallInfo2", (ctypes.Structure,), {"_fields_": [(name, ctypes.c_size_t) for name in names]})
 
 
 def trim_over_budget(held: int, budget: int) -> None:
