@@ -64,7 +64,7 @@ server = MCPServer("floor")
 @server.tool()
 def show(path: str) -> Image:
     buffer = io.BytesIO()
-    PILImage.open(path).save(buffer, "PNG")
+    PILImage.open(path).save(buffer, "PNG", compress_level=1)  # as server_tools.py's raw floor
     return Image(data=buffer.getvalue(), format="png")
 
 
