@@ -37,8 +37,8 @@ from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, l
 from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import collect_tools
-from .reply_png import reply_png
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
+from .reply_png import reply_png
 from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
