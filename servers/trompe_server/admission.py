@@ -145,7 +145,12 @@ def trim_heap() -> None:
 
 
 def heap_free() -> int:
-    """Bytes free inside the heap (glibc's mallinfo2 fordblks): holes between live buffers, resident or not."""
+    """Bytes free inside the heap (glibc's mallinfo2 fordblks), which count against the memory budget.
+
+    A reply's encoder buffers (rows, PNG, base64, JSON: 2-3 MiB each at 1 MP) leave holes between kept images
+    that later images do not fit: ~1.7 MiB a call, 100 MiB over 100 draws at a 256 MiB budget, resident all
+    the while (bench/README.md, "Issue 40's goals"). Counted, they make kept pixels spill instead; the images
+    then freed leave holes the next ones fit. 0 where malloc was not tuned (not a server process) or not glibc."""
     if _libc is None or not hasattr(_libc, "mallinfo2"):
         return 0
     if _libc.mallinfo2.restype is not _mallinfo2():
@@ -160,13 +165,3 @@ def _mallinfo2() -> type:
 
     names = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
     return type("MallInfo2", (ctypes.Structure,), {"_fields_": [(name, ctypes.c_size_t) for name in names]})
-
-
-def trim_over_budget(held: int, budget: int) -> None:
-    """Give the heap's holes back once they and the pixels held (`held`) pass the memory budget.
-
-    A reply's encoder buffers (rows, PNG, base64, JSON: 2-3 MiB each at 1 MP) leave holes between kept images
-    that later images do not fit: ~1.7 MiB a call, 100 MiB over a session at a 256 MiB budget (bench/README.md,
-    "Issue 40's goals"). Below the budget they stay, so calls reuse their pages without faulting them in."""
-    if _libc is not None and held + heap_free() > budget:
-        trim_heap()

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 from trompe_kernel import __version__
 from trompe_kernel.manager import PluginSettings, Plugins
 
-from .admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, trim_heap, trim_over_budget
+from .admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
 from .errors import ServerFault, ToolInputError
@@ -251,7 +251,6 @@ class TrompeApp:
             return work()
         finally:
             self.registry.work.release()
-            trim_over_budget(self.registry.bytes_in_memory, self.config.limits.memory_budget)
 
     async def _run(self, work, line: Progress | None = None):
         """Blocking image work off the event loop; input errors and plugin bugs become MCP tool errors.

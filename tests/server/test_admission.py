@@ -212,30 +212,36 @@ def test_a_closed_sessions_pixels_leave_the_heap():
 
 
 HOLES_PROBE = """
-from pathlib import Path
 from PIL import Image
-from trompe_server.admission import return_freed_pixels_to_the_os, trim_over_budget
+from trompe_server.admission import heap_free, return_freed_pixels_to_the_os
+from trompe_server.limits import Limits
+from trompe_server.registry import Registry
 
 return_freed_pixels_to_the_os()
-def rss(): return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
-base = rss()
+MiB = 1 << 20
+registry = Registry(Limits(memory_budget=128 * MiB))
+session = registry.create_session()
 images, pins = [], []
-for _ in range(40):  # 1 MP versions, each followed by something small that stays (a record, a reply's text)
-    images.append(Image.new("RGB", (1024, 1024), (1, 2, 3)))
+for i in range(40):  # 1 MP versions, each followed by something small that stays (a record, a reply's text)
+    images.append(Image.new("RGB", (1024, 1024), (i, 2, 3)))
     pins.append(bytearray(256 << 10))
-del images[::2]  # every other one freed (spilled): holes between what stays, still resident
-held = 20 * (4 << 20) + 40 * (256 << 10)
-trim_over_budget(held, held + (256 << 20))  # far under the budget: the holes stay, for the next call to reuse
-under = rss() - base
-trim_over_budget(held, held)  # the holes would pass it
-print(held, under, rss() - base)
+for i in range(20):
+    registry.add_input(session, f"v{i}", Image.new("RGB", (1024, 1024), (i, 9, 9)), "probe")  # 80 MiB kept
+registry.work.reserve(8 * MiB)
+registry.work.release()
+before = registry.bytes_in_memory
+del images[::2]  # every other one freed: 80 MiB of holes between what stays
+holes = heap_free()
+registry.work.reserve(8 * MiB)
+print(before // MiB, holes // MiB, registry.bytes_in_memory // MiB)
+registry.close()
 """
 
 
-def test_heap_holes_leave_once_they_would_pass_the_budget():
-    """Freed buffers leave holes between what stays (100 MiB over 100 draws at a 256 MiB budget,
-    bench/README.md): trim_over_budget keeps them while under the budget and gives them back past it."""
+def test_holes_in_the_heap_count_against_the_memory_budget():
+    """Freed buffers leave holes between what stays, resident (100 MiB over 100 draws at a 256 MiB budget,
+    bench/README.md): work in flight then leaves room for the holes too, and kept pixels spill for them."""
     done = subprocess.run([sys.executable, "-c", HOLES_PROBE], capture_output=True, text=True, check=True)
-    held, under, over = (int(v) for v in done.stdout.split())
-    assert under > held + (60 << 20), done.stdout  # the holes were resident
-    assert over < held + (20 << 20), done.stdout
+    before, holes, kept = (int(v) for v in done.stdout.split())
+    assert before == 80 and holes >= 80, done.stdout  # nothing spilled while the heap had no holes
+    assert kept + holes + 8 <= 128, done.stdout  # the images spilled free holes the next ones fit
