@@ -1,8 +1,9 @@
-"""Redis memory of one session (a 256x256 image and two 128x128 crops), pixels stored raw vs packed, against PNG.
+"""Redis memory of one session (a 256x256 image and two 128x128 crops), pixels stored raw vs as stored, against PNG.
 
-Packed is what the Redis registry stores (redis_storage.packed: PNG's "Up" row filter, then zlib-ng level 3);
-raw is what it stored before. Redis memory is MEMORY USAGE summed over the session's keys (records, order,
-pixels, reference counts, request ids), so Redis's own per-key overhead is counted. PNG is Pillow's default.
+Stored is what the Redis registry keeps (redis_storage.stored_form: the reply's own PNG, PNG's "Up" row filter then
+ISA-L deflate; zlib-ng level 3 of the same rows before issue 40); raw is what it stored before that. Redis memory is
+MEMORY USAGE summed over the session's keys (records, order, pixels, reference counts, request ids), so Redis's own
+per-key overhead is counted. PNG is Pillow's default.
 Images: a gradient, a line drawing, a blurred random texture, noise, and any image files given (scaled to 256).
 
     python bench/redis_pixel_bytes.py [IMAGE ...]   # starts its own redis-server on a free port
@@ -12,16 +13,14 @@ from __future__ import annotations
 
 import io
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import redis
 from PIL import Image, ImageDraw, ImageFilter
 
+from redis_local import start_redis
 from trompe_server import redis_storage
 from trompe_server.limits import Limits
 from trompe_server.redis_storage import RedisStorage
@@ -56,9 +55,9 @@ def png_bytes(im: Image.Image) -> int:
 
 def stored(url: str, client: redis.Redis, im: Image.Image, raw: bool) -> int:
     client.flushall()
-    packed = redis_storage.packed
+    stored_form = redis_storage.stored_form
     if raw:
-        redis_storage.packed = lambda height, data, digest: (digest, data)
+        redis_storage.stored_form = lambda im, data, digest: (digest, data)
     try:
         storage = RedisStorage(url, 1 << 30)
         registry = Registry(Limits(), storage)
@@ -67,34 +66,20 @@ def stored(url: str, client: redis.Redis, im: Image.Image, raw: bool) -> int:
             registry.add_output(session, im.crop(box), "crop", {"box": list(box)}, ("original",))
         storage.close()
     finally:
-        redis_storage.packed = packed
+        redis_storage.stored_form = stored_form
     return session_bytes(client)
 
 
 def main() -> None:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        sys.exit("redis-server is not installed (Debian: apt-get install redis-server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     folder = tempfile.mkdtemp()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", folder],
-                            stdout=subprocess.DEVNULL)
-    url = f"redis://127.0.0.1:{port}/0"
+    proc, url = start_redis(folder)
     client = redis.Redis.from_url(url)
     try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        print(f"{'image':24s} {'raw':>9s} {'packed':>9s} {'PNGs':>9s} {'packed/PNG':>10s}")
+        print(f"{'image':24s} {'raw':>9s} {'stored':>9s} {'PNGs':>9s} {'stored/PNG':>10s}")
         for label, im in images(sys.argv[1:]).items():
-            raw, packed = stored(url, client, im, True), stored(url, client, im, False)
+            raw, kept = stored(url, client, im, True), stored(url, client, im, False)
             pngs = png_bytes(im) + sum(png_bytes(im.crop(b)) for b in ((0, 0, 128, 128), (64, 64, 192, 192)))
-            print(f"{label[-24:]:24s} {raw:9d} {packed:9d} {pngs:9d} {packed / pngs:10.2f}")
+            print(f"{label[-24:]:24s} {raw:9d} {kept:9d} {pngs:9d} {kept / pngs:10.2f}")
     finally:
         proc.terminate()
         proc.wait(10)

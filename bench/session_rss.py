@@ -26,6 +26,13 @@ from sample_images import photo
 MiB = 1 << 20
 
 
+def cpu_and_faults(pid: int) -> tuple[float, float, int]:
+    """User and system CPU seconds of a live process so far, and its minor page faults."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick, int(fields[7])
+
+
 def vm_rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -43,15 +50,19 @@ async def one_session(folder: Path, pythonpath: str, versions: int) -> dict[str,
         idle = vm_rss(pid)
         opened = await client.call_tool("open_session", {"source": "photo.png"})
         session, image = opened.structured_content["session"], "original"
+        user, system, faults = cpu_and_faults(pid)
         for i in range(versions):
             drawn = await client.call_tool("draw_line", {"session": session, "image": image,
                                                          "start": [i * 10 % 1024, 0], "end": [1023, 1023]})
             assert not drawn.is_error, drawn.content[0].text
             image = drawn.structured_content["image"]
         peak = vm_hwm(pid)
+        user_after, system_after, faults_after = cpu_and_faults(pid)
         await client.call_tool("close_session", {"session": session})
         closed = vm_rss(pid)
-    return {"idle": idle / MiB, "peak": peak / MiB, "closed": closed / MiB}
+    return {"idle": idle / MiB, "peak": peak / MiB, "closed": closed / MiB,
+            "user": 1000 * (user_after - user) / versions, "system": 1000 * (system_after - system) / versions,
+            "faults": (faults_after - faults) / versions}
 
 
 def main() -> None:
@@ -71,11 +82,14 @@ def main() -> None:
                 rows[name].append(anyio.run(one_session, Path(tmp), path, args.versions))
     print(f"\n{args.versions} x draw_line on 1024x1024, budget 256 MiB; medians of {args.repeat}; load "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}\n")
-    print("| server | idle RSS MiB | peak RSS MiB | after close_session MiB | after − idle MiB |")
-    print("|---|---:|---:|---:|---:|")
+    print("| server | idle RSS MiB | peak RSS MiB | after close_session MiB | after − idle MiB | server user ms "
+          "per draw | system ms per draw | minor faults per draw |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, runs in rows.items():
-        idle, peak, closed = (statistics.median(r[k] for r in runs) for k in ("idle", "peak", "closed"))
-        print(f"| {name} | {idle:.0f} | {peak:.0f} | {closed:.0f} | {closed - idle:+.0f} |")
+        idle, peak, closed, user, system, faults = (statistics.median(r[k] for r in runs) for k in (
+            "idle", "peak", "closed", "user", "system", "faults"))
+        print(f"| {name} | {idle:.0f} | {peak:.0f} | {closed:.0f} | {closed - idle:+.0f} | {user:.1f} | "
+              f"{system:.1f} | {faults:,.0f} |")
 
 
 if __name__ == "__main__":

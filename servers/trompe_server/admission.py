@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 
@@ -18,6 +19,9 @@ MODE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16L": 2, "I;16B": 2, "I;16N"
 BAND_PIXELS = 1 << 18  # pixels converted at a time: full-size temporaries of a 50 MP image would take GBs
 BAND_WORK = 32 * BAND_PIXELS  # what one band's temporaries take at most (int64 values of a 32-bit grey and more)
 WEBP_BUFFERS = 3  # full-size RGBA buffers libwebp's decoder and Pillow's plugin hold while a WebP loads
+# Working copies (4 bytes a pixel) a reply's image content holds at its peak: the filtered rows, the PNG, its
+# base64 and the JSON text (bench/README.md, "Issue 40's goals": about 11 MiB for a 1024x1024 reply)
+REPLY_COPIES = 3
 
 
 def mode_bytes(mode: str) -> int:
@@ -138,3 +142,26 @@ def trim_heap() -> None:
     images up to ~1450x1450 live in the heap, and the pages of those freed below its top stay otherwise."""
     if _libc is not None and hasattr(_libc, "malloc_trim"):
         _libc.malloc_trim(0)
+
+
+def heap_free() -> int:
+    """Bytes free inside the heap (glibc's mallinfo2 fordblks), which count against the memory budget.
+
+    A reply's encoder buffers (rows, PNG, base64, JSON: 2-3 MiB each at 1 MP) leave holes between kept images
+    that later images do not fit: ~1.7 MiB a call, 100 MiB over 100 draws at a 256 MiB budget, resident all
+    the while (bench/README.md, "Issue 40's goals"). Counted, they make kept pixels spill instead; the images
+    then freed leave holes the next ones fit. 0 where malloc was not tuned (not a server process) or not glibc."""
+    if _libc is None or not hasattr(_libc, "mallinfo2"):
+        return 0
+    if _libc.mallinfo2.restype is not _mallinfo2():
+        _libc.mallinfo2.restype = _mallinfo2()
+    return _libc.mallinfo2().fordblks
+
+
+@functools.cache
+def _mallinfo2() -> type:
+    """glibc's struct mallinfo2 (malloc.h), made once: ctypes is imported lazily, as at start-up."""
+    import ctypes
+
+    names = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+    return type("MallInfo2", (ctypes.Structure,), {"_fields_": [(name, ctypes.c_size_t) for name in names]})

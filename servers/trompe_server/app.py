@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 from trompe_kernel import __version__
 from trompe_kernel.manager import PluginSettings, Plugins
 
-from .admission import PIXEL_BYTES, WORK_FACTOR, trim_heap
+from .admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
 from .errors import ServerFault, ToolInputError
@@ -38,6 +38,7 @@ from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import collect_tools
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
+from .reply_png import reply_png
 from .roots import server_roots
 from .storages import open_storage
 from .tool_schemas import described
@@ -175,6 +176,7 @@ class TrompeApp:
         """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
         im = self.registry.pixels(session, record) if im is None else im
         shown = preview(im, self.config.limits.max_preview_side)
+        self.registry.work.reserve(REPLY_COPIES * PIXEL_BYTES * shown.width * shown.height)  # its encoding's buffers
         downscaled = shown.size != im.size
         note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
                 f"as {record.id}, coordinates refer to the full size]") if downscaled else ""
@@ -185,7 +187,7 @@ class TrompeApp:
                            preview=list(shown.size) if downscaled else None)
         return CallToolResult(
             content=[TextContent(type="text", text=text),
-                     ImageContent(type="image", data=base64.b64encode(encode_png(shown)).decode(),
+                     ImageContent(type="image", data=base64.b64encode(reply_png(shown)).decode(),
                                   mime_type="image/png"),
                      ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
             structured_content=meta.model_dump(),

@@ -8,16 +8,20 @@ import hashlib
 import json
 import math
 import secrets
+import struct
 import threading
 from collections import OrderedDict
 
 import numpy as np
+from isal import isal_zlib
 from PIL import Image
 from zlib_ng import zlib_ng
 
 from . import redis_scripts
+from .encode import COLOUR_TYPES, SIGNATURE, UP
 from .errors import RegistryUnavailable
 from .records import ImageRecord
+from .reply_png import stored_png
 from .storage import EVICTED_BY, OUTPUT_FORMAT, Bounds, Quota, Refused, redacted
 
 PREFIX = "trompe"
@@ -80,11 +84,42 @@ def packed(height: int, raw: bytes, digest: str) -> tuple[str, bytes]:
 
 
 def unpacked(digest: str, height: int, data: bytes) -> bytes:
-    """The raw pixels of what packed() stored (or of a raw value from an earlier version)."""
+    """The raw pixels of what packed() or stored_png() stored (or of a raw value from an earlier version)."""
+    if digest.startswith(PNG):
+        return png_pixels(height, data)
     if not digest.startswith(PACKED):
         return data
     up = np.frombuffer(zlib_ng.decompress(data), np.uint8).reshape(height, -1)
     return np.cumsum(up, axis=0, dtype=np.uint8).tobytes()
+
+
+# A stored digest with this prefix keeps its pixels as the PNG a tool's reply sends (encode.encode_png): made
+# once for both (reply_png.py). Only what that encoder writes is read back: "Up"-filtered rows in IDAT chunks.
+PNG = "png-"
+
+
+def png_pixels(height: int, data: bytes) -> bytes:
+    """Raw pixels (as Image.tobytes() lays them out) of a PNG encode_png wrote, `height` rows."""
+    if not data.startswith(SIGNATURE):
+        raise ValueError("not a PNG")
+    idat, at = [], len(SIGNATURE)
+    while at + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, at)
+        if kind == b"IDAT":
+            idat.append(data[at + 8:at + 8 + length])
+        at += 12 + length
+    rows = np.frombuffer(isal_zlib.decompress(b"".join(idat)), np.uint8).reshape(height, -1)
+    if (rows[:, 0] != UP).any():
+        raise ValueError("a row is not Up-filtered")
+    return np.cumsum(rows[:, 1:], axis=0, dtype=np.uint8).tobytes()
+
+
+def stored_form(im: Image.Image, raw: bytes, digest: str) -> tuple[str, bytes]:
+    """(stored digest, bytes for Redis) of an image whose raw pixels are `raw`: the reply's PNG where the
+    encoder writes the mode as it is, else packed()."""
+    if im.mode in COLOUR_TYPES:
+        return PNG + digest, stored_png(im)
+    return packed(im.height, raw, digest)
 
 
 def reported(method):
@@ -199,7 +234,7 @@ class RedisStorage:
             try:
                 cached = (record.mode, (record.width, record.height), unpacked(digest, record.height, data))
                 image = Image.frombytes(*cached)
-            except (ValueError, TypeError, OSError, zlib_ng.error) as exc:
+            except (ValueError, TypeError, OSError, zlib_ng.error, isal_zlib.error) as exc:
                 raise self._damaged(image_id, exc) from None
             self.cache.put(digest, *cached)
             return image
@@ -210,7 +245,7 @@ class RedisStorage:
                request: str | None = None) -> ImageRecord:
         """The pixels are written first (SET NX), the record by APPEND: no script holds pixels in its arguments."""
         raw = im.tobytes()
-        digest, data = packed(im.height, raw, self._pixel_name(digest_of(im.mode, im.size, raw)))
+        digest, data = stored_form(im, raw, self._pixel_name(digest_of(im.mode, im.size, raw)))
         stored = json.dumps({k: v for k, v in record.describe().items() if k != "id"} | {"digest": digest},
                             default=str)
         ttl = self._ttl(bounds.idle_timeout)

@@ -12,7 +12,7 @@ from typing import Any
 
 from PIL import Image
 
-from .admission import WorkBudget
+from .admission import WorkBudget, heap_free
 from .errors import LimitError, ServerFault, SessionGone, ToolInputError
 from .limits import Limits
 from .memory_storage import MemoryStorage
@@ -71,8 +71,9 @@ class Registry:
             raise
 
     def _squeeze(self, reserved: int) -> None:
-        """Work in flight shares the memory budget: the storage keeps fewer pixels in RAM meanwhile."""
-        self.storage.set_ram_budget(max(0, self.limits.memory_budget - reserved))
+        """Work in flight, and the heap's free holes, share the memory budget: the storage keeps fewer pixels in
+        RAM meanwhile."""
+        self.storage.set_ram_budget(max(0, self.limits.memory_budget - reserved - heap_free()))
 
     def close_session(self, session_id: str) -> int:
         """Forget a session and its pixels; returns how many images it held."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import colorsys
+import math
+from fractions import Fraction
 
 import numpy as np
 from PIL import Image
@@ -50,12 +52,34 @@ async def test_rgb_value_and_luma_channels_equal_numpy(client, open_image):
         assert (meta["data"]["min"], meta["data"]["max"]) == (values.min(), values.max())
 
 
-async def test_hue_and_saturation_match_colorsys(client, open_image):
-    session = await open_image(Image.fromarray(NOISE))
-    hsv = np.array([[colorsys.rgb_to_hsv(*(px / 255)) for px in row] for row in NOISE])
-    for index, channel in enumerate("HS"):
-        out, _ = await pixels(client, session, "extract_channel", image="original", channel=channel)
-        assert np.abs(out[..., 0].astype(int) - np.floor(hsv[..., index] * 255 + 0.5)).max() <= 1, channel
+def exact_hue_or_saturation(px, channel: str) -> int:
+    """colorsys's hue or saturation times 255 in exact fractions, rounded half up."""
+    r, g, b = map(int, px)
+    high, spread = max(r, g, b), max(r, g, b) - min(r, g, b)
+    if channel == "S":
+        value = Fraction(255 * spread, high) if high else Fraction(0)
+    elif spread == 0:
+        value = Fraction(0)
+    else:
+        sector = Fraction(g - b, spread) if high == r else 2 + Fraction(b - r, spread) if high == g \
+            else 4 + Fraction(r - g, spread)
+        value = (sector / 6) % 1 * 255
+    return math.floor(value + Fraction(1, 2))
+
+
+# colours whose hue is exactly k + 1/2, which float64 put a hair below: 17.5, 195.5, 59.5
+HALVES = np.array([[[62, 42, 28], [148, 67, 202], [164, 232, 62]]], dtype=np.uint8)
+
+
+async def test_hue_and_saturation_are_colorsys_rounded_half_up_exactly(client, open_image):
+    for grid in (NOISE, HALVES):
+        session = await open_image(Image.fromarray(grid))
+        hsv = np.array([[colorsys.rgb_to_hsv(*(px / 255)) for px in row] for row in grid])
+        for index, channel in enumerate("HS"):
+            out, _ = await pixels(client, session, "extract_channel", image="original", channel=channel)
+            exact = np.array([[exact_hue_or_saturation(px, channel) for px in row] for row in grid])
+            assert (out[..., 0] == exact).all(), (channel, np.argwhere(out[..., 0] != exact).tolist())
+            assert np.abs(out[..., 0].astype(int) - np.floor(hsv[..., index] * 255 + 0.5)).max() <= 1, channel
 
 
 async def test_pure_hues_land_on_thirds(client, open_image):

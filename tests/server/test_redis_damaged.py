@@ -57,7 +57,8 @@ async def test_a_damaged_record_is_a_clear_error_and_other_sessions_carry_on(sto
 async def test_damaged_pixels_are_a_clear_error(stored, pixels):
     client, r, victim, healthy = stored
     record = json.loads(r.hget(f"{PREFIX}:s:{victim}:records", "original"))
-    other = record["digest"].replace("up3-", "up3-0") if record["digest"].startswith("up3-") else "0" + record["digest"]
+    kind = next((k for k in ("png-", "up3-") if record["digest"].startswith(k)), "")  # damaged in its own format
+    other = kind + "0" + record["digest"].removeprefix(kind)
     r.hset(f"{PREFIX}:s:{victim}:records", "original", json.dumps(record | {"digest": other}))
     r.set(f"{PREFIX}:px:{other}", pixels)
     assert_clear(await client.call_tool("crop", {"session": victim, "image": "original", "box": [0, 0, 8, 8]}))
