@@ -283,14 +283,14 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             clients["http"] = await stack.enter_async_context(Client(url))
 
         for name, params in stdio_servers(root, args).items():
-            if name == "imagesorcery":  # column order: trompe's transports first, then the peers
+            if name == "imagesorcery" and not args.skip_http:  # column order: trompe's transports first, then the peers
                 await connect_http()
             await connect(name, Client(params))
             if args.line_client:
                 await connect(f"{name}, line client", LineClient(params.command, params.args, params.env, params.cwd))
             if args.trompe_client:
                 await connect(f"{name}, trompe client", Client(linear_stdio_client(params)))
-        if "http" not in clients:
+        if "http" not in clients and not args.skip_http:
             await connect_http()
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
             path = root / f"{size[0]}x{size[1]}.png"
@@ -428,6 +428,7 @@ def main() -> None:
     parser.add_argument("--peer-venv", type=Path, help="venv with imagesorcery-mcp (and the DDP server's needs)")
     parser.add_argument("--ddp-server", type=Path, help="ziplab/DDP's src/mcp_server.py, run with --peer-venv")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
+    parser.add_argument("--skip-http", action="store_true", help="leave out the HTTP column")
     parser.add_argument("--line-client", action="store_true",
                         help="also call every stdio server through a linear-buffered JSON-RPC client (lineclient.py)")
     parser.add_argument("--trompe-client", action="store_true",

@@ -36,6 +36,7 @@ from .imageio import decode_image, is_inline, read_source, to_rgb
 from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
 from .limits import Limits
 from .mcp_prompts import server_prompts
+from .pixel_blocks import drop_freed_blocks
 from .plugins import collect_tools
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .roots import server_roots
@@ -350,6 +351,7 @@ class TrompeApp:
             """Free a session and all its images; its id stops working."""
             def work():
                 freed = registry.close_session(session)
+                drop_freed_blocks()
                 trim_heap()
                 return f"closed {session} ({freed} images freed)"
             return await self._run(work)
