@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PIL import Image
 
-BLOCKS = 4  # a 12 MP call's freed temporaries: at most 4 x 16 MiB held between calls
+BLOCKS = 3  # a 12 MP call's three freed temporaries: at most 3 x 16 MiB held between calls
 
 
 def keep_freed_blocks() -> None:
