@@ -1,7 +1,9 @@
 """Benchmark: tool calls against the raw floor and two peer MCP image servers, at image sizes 256² to 48 MP.
 
 The raw floor is the same Pillow operation plus a full PNG encode with Pillow, in-process: what a script
-that draws and saves with Pillow pays. trompe's columns go through the official MCP client in memory, over
+that draws and saves with Pillow pays. The physical limit is the same operation plus trompe's own encoder of
+the reply it sends (the preview above max_preview_side), in-process: what trompe cannot go below, printed with
+each trompe column's ratio to it. trompe's columns go through the official MCP client in memory, over
 stdio and over HTTP (real `trompe-server` processes) and return pixels; the peers (ImageSorcery MCP and
 ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and write a PNG file, returning
 its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
@@ -51,6 +53,7 @@ from tqdm import tqdm
 from trompe_agents.stdio_lines import linear_stdio_client
 
 from trompe_server.app import ServerConfig, create_app
+from trompe_server.encode import encode_png, preview
 from trompe_server.limits import GiB, MiB, Limits
 
 SIZES = [(256, 256), (1024, 1024), (2000, 1500), (4000, 3000), (8000, 6000)]
@@ -138,6 +141,16 @@ def raw_floor(fn: Callable, images: dict[str, Image.Image], arguments: dict[str,
     out = fn(DirectContext(images, limits), **kwargs)
     if out.image is not None:
         out.image.save(io.BytesIO(), format="PNG", compress_level=1)
+
+
+def physical_limit(fn: Callable, images: dict[str, Image.Image], arguments: dict[str, Any], limits: Limits) -> None:
+    """The least a tool call can cost: the tool's operation on a copy, then the reply trompe sends (the preview
+    above max_preview_side) through trompe's own encoder, in one process: no server, no protocol, no base64."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    kwargs = {k: TypeAdapter(hints[k]).validate_python(v) for k, v in arguments.items()}
+    out = fn(DirectContext(images, limits), **kwargs)
+    if out.image is not None:
+        encode_png(preview(out.image, limits.max_preview_side))
 
 
 def server_usage(pid: int | None) -> tuple[dict[str, int], int]:
@@ -253,7 +266,8 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
     outputs = root / "out"
     outputs.mkdir()
     rows: dict[str, list[dict[str, Any]]] = {"wall": [], "cpu": [], "server": [], "faults": []}
-    pids: dict[str, int | None] = {"floor": None, "memory": None}  # in-process: this process's CPU is all of it
+    # in-process: this process's CPU is all of it
+    pids: dict[str, int | None] = {"floor": None, "physical": None, "memory": None}
     async with contextlib.AsyncExitStack() as stack:
         clients = {"memory": await stack.enter_async_context(Client(app.mcp))}
 
@@ -269,14 +283,14 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             clients["http"] = await stack.enter_async_context(Client(url))
 
         for name, params in stdio_servers(root, args).items():
-            if name == "imagesorcery":  # column order: trompe's transports first, then the peers
+            if name == "imagesorcery" and not args.skip_http:  # column order: trompe's transports first, then the peers
                 await connect_http()
             await connect(name, Client(params))
             if args.line_client:
                 await connect(f"{name}, line client", LineClient(params.command, params.args, params.env, params.cwd))
             if args.trompe_client:
                 await connect(f"{name}, trompe client", Client(linear_stdio_client(params)))
-        if "http" not in clients:
+        if "http" not in clients and not args.skip_http:
             await connect_http()
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
             path = root / f"{size[0]}x{size[1]}.png"
@@ -286,7 +300,8 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
             image.load()
             arguments = tool_arguments(tool, *size)
             peers = peer_calls(tool, path, outputs, *size)
-            calls = {"floor": partial(raw_floor, tools[tool], {"original": image}, arguments, limits)}
+            calls = {"floor": partial(raw_floor, tools[tool], {"original": image}, arguments, limits),
+                     "physical": partial(physical_limit, tools[tool], {"original": image}, arguments, limits)}
             sessions = {}
             for name, client in clients.items():
                 peer = name.split(",")[0]
@@ -317,7 +332,7 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
 
 
 def print_tool_table(rows: list[dict[str, Any]]) -> None:
-    columns = [c for c in rows[0] if c not in ("tool", "size", "floor")]
+    columns = [c for c in rows[0] if c not in ("tool", "size", "floor", "physical")]
     print("| tool | size | raw floor ms | " + " | ".join(f"{c} ms (× floor)" for c in columns) + " |")
     print("|---|---|---:|" + "---:|" * len(columns))
     for r in rows:
@@ -325,9 +340,22 @@ def print_tool_table(rows: list[dict[str, Any]]) -> None:
         print(f"| {r['tool']} | {r['size']} | {r['floor']:.1f} | " + " | ".join(cells) + " |")
 
 
+def print_physical_table(rows: list[dict[str, Any]]) -> None:
+    """trompe's columns against the physical limit (op + trompe's encoder in one process), and that limit's own
+    ratio to the Pillow floor."""
+    columns = [c for c in rows[0] if c not in ("tool", "size", "floor", "physical")
+               and c.split(",")[0] not in ("imagesorcery", "ddp")]
+    print("| tool | size | physical limit ms (× floor) | " + " | ".join(f"{c} × limit" for c in columns) + " |")
+    print("|---|---|---:|" + "---:|" * len(columns))
+    for r in rows:
+        cells = [f"{r[k] / r['physical']:.2f}×" if k in r else "–" for k in columns]
+        print(f"| {r['tool']} | {r['size']} | {r['physical']:.1f} ({r['physical'] / r['floor']:.2f}×) | "
+              + " | ".join(cells) + " |")
+
+
 def print_server_table(server: list[dict[str, Any]], faults: list[dict[str, Any]]) -> None:
     """Each server process's own CPU ms and minor page faults per call (in-process columns left out)."""
-    columns = [c for c in server[0] if c not in ("tool", "size", "floor", "memory")]
+    columns = [c for c in server[0] if c not in ("tool", "size", "floor", "physical", "memory")]
     print("| tool | size | " + " | ".join(f"{c} server CPU ms (faults)" for c in columns) + " |")
     print("|---|---|" + "---:|" * len(columns))
     for cpu, fault in zip(server, faults):
@@ -400,6 +428,7 @@ def main() -> None:
     parser.add_argument("--peer-venv", type=Path, help="venv with imagesorcery-mcp (and the DDP server's needs)")
     parser.add_argument("--ddp-server", type=Path, help="ziplab/DDP's src/mcp_server.py, run with --peer-venv")
     parser.add_argument("--skip-memory", action="store_true", help="leave out the memory table")
+    parser.add_argument("--skip-http", action="store_true", help="leave out the HTTP column")
     parser.add_argument("--line-client", action="store_true",
                         help="also call every stdio server through a linear-buffered JSON-RPC client (lineclient.py)")
     parser.add_argument("--trompe-client", action="store_true",
@@ -427,6 +456,9 @@ def main() -> None:
     print(f"\nMedian {'CPU' if args.cpu else 'wall'} time per call ({counted} repetitions; load average at the "
           f"end {load}); × = ratio to the raw floor\n")
     print_tool_table(rows["cpu" if args.cpu else "wall"])
+    print("\nAgainst the physical limit: the op plus trompe's encoder of the reply (the preview above "
+          "max_preview_side), in one process\n")
+    print_physical_table(rows["cpu" if args.cpu else "wall"])
     if args.cpu:
         print("\nMedian CPU time and minor page faults of each server process per call\n")
         print_server_table(rows["server"], rows["faults"])

@@ -23,6 +23,7 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 ENDED = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
+READ_BYTES = 1 << 20  # one receive takes what the pipe holds (a trompe server widens its stdout pipe to 1 MiB)
 GRACE_SECONDS = 2.0  # for the server to exit by itself once its stdin is closed, then again after SIGTERM
 
 
@@ -67,7 +68,7 @@ async def linear_stdio_client(server: StdioServerParameters) -> AsyncIterator[tu
         with suppress(*ENDED):
             async with to_session:
                 while True:
-                    for line in split_lines(pending, await process.stdout.receive()):
+                    for line in split_lines(pending, await process.stdout.receive(READ_BYTES)):
                         await to_session.send(parse(line, server.encoding, server.encoding_error_handler))
         with suppress(*ENDED):  # the session is gone: drain, so a server blocked on a full pipe can exit
             while True:

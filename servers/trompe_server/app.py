@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import inspect
@@ -22,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
 from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from PIL import Image
+from pybase64 import b64encode_as_string
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 from trompe_kernel import __version__
@@ -36,10 +36,12 @@ from .imageio import decode_image, is_inline, read_source, to_rgb
 from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
 from .limits import Limits
 from .mcp_prompts import server_prompts
+from .pixel_blocks import drop_freed_blocks
 from .plugins import collect_tools
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .reply_png import reply_png
 from .roots import server_roots
+from .stdio_pipes import stdio_streams
 from .storages import open_storage
 from .tool_schemas import described
 from .toolapi import Cancelled, Progress, ToolContext, ToolOutput, ToolSpec
@@ -83,6 +85,13 @@ class ImageList(BaseModel):
 
 class TrompeMCP(MCPServer):
     """The SDK's server with argument errors in the project's style instead of raw pydantic text."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio with the event loop writing the pipes itself, no worker thread per message
+        (stdio_pipes.py)."""
+        async with stdio_streams() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     def on_complete(self, handler) -> None:
         """Serve `completion/complete` with the request's context (the SDK's decorator passes none: whose
@@ -187,7 +196,7 @@ class TrompeApp:
                            preview=list(shown.size) if downscaled else None)
         return CallToolResult(
             content=[TextContent(type="text", text=text),
-                     ImageContent(type="image", data=base64.b64encode(reply_png(shown)).decode(),
+                     ImageContent(type="image", data=b64encode_as_string(reply_png(shown)),
                                   mime_type="image/png"),
                      ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
             structured_content=meta.model_dump(),
@@ -344,6 +353,7 @@ class TrompeApp:
             """Free a session and all its images; its id stops working."""
             def work():
                 freed = registry.close_session(session)
+                drop_freed_blocks()
                 trim_heap()
                 return f"closed {session} ({freed} images freed)"
             return await self._run(work)

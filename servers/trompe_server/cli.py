@@ -16,6 +16,7 @@ from trompe_kernel.exits import exit_with
 from trompe_kernel.version import __version__
 
 from .admission import return_freed_pixels_to_the_os
+from .pixel_blocks import keep_freed_blocks
 from .app import ServerConfig, TrompeApp, create_app
 from .commandline import entry_point, parse
 from .limits import SCOPE, SCOPE_HELP, Limits, format_limit, parse_limit
@@ -198,6 +199,7 @@ def execute(args: argparse.Namespace) -> None:
     """Serve, or print a listing, as the parsed options say."""
     os.environ.update(dict(args.env))
     return_freed_pixels_to_the_os()
+    keep_freed_blocks()
     try:
         app = create_app(config_from_args(args))
     except (PluginError, ValueError) as exc:  # a bad setting: a usage error (status 2, exits.py)
