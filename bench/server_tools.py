@@ -8,10 +8,10 @@ its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x
 stdio beside the current one. With --line-client every stdio server is also called through a plain JSON-RPC
 client with linear buffering (lineclient.py says why), with --trompe-client through trompe's own (the official
 client over trompe_agents.stdio_lines), with --zero-copy through trompe's ToolClient asking for shared pixels
-(trompe/shared-pixels: each image comes back as a sealed memfd it maps read-only, no PNG). Calls go round-robin after one warm-up round, so load
-hits every column alike. With --cpu the tables are CPU time per call instead of wall time (what to trust on a
-shared box): this process's (client, and the whole in-memory column) plus the server process's, read from
-/proc; a second table gives the servers' own CPU and minor page faults per call.
+(trompe/shared-pixels: each image comes back as a sealed memfd it maps read-only, no PNG). Calls go round-robin
+after one warm-up round, so load hits every column alike. With --cpu the tables are CPU time per call instead
+of wall time (what to trust on a shared box): this process's (client, and the whole in-memory column) plus the
+server process's, read from /proc; a second table gives the servers' own CPU and minor page faults per call.
 
 Also the peak memory (RSS) of one session holding 200 derived versions of a 4000x3000 image, to show the
 memory budget and spill to disk keep the server bounded.
