@@ -93,11 +93,8 @@ class Segments:
         self.budget = budget  # bytes all segments together may hold
         self._alive, self._pin = alive, pin
         self._held: OrderedDict[tuple[str, str], Segment] = OrderedDict()
+        self.nbytes = 0  # of every segment held
         self._lock = threading.Lock()
-
-    @property
-    def nbytes(self) -> int:
-        return sum(s.nbytes for s in self._held.values())
 
     def publish(self, session: str, image: str, im: Image.Image) -> Segment | None:
         """A sealed segment with `im`'s pixels (the one already made for this image, if any); None when it cannot
@@ -110,12 +107,16 @@ class Segments:
                 return known
         segment = _sealed(session, image, im)  # outside the lock: the copy is the slow part
         with self._lock:
+            if (known := self._held.get((session, image))) is not None:  # another call made it meanwhile
+                os.close(segment.fd)
+                return known
             if any(key[0] != session for key in self._held):  # sessions closed by expiry or eviction meanwhile
                 alive = set(self._alive())
                 self._forget([key for key in self._held if key[0] not in alive])
             while self._held and self.nbytes + segment.nbytes > self.budget:
                 self._forget([next(iter(self._held))])
             self._held[(session, image)] = segment
+            self.nbytes += segment.nbytes
             self._pin(segment.nbytes)
         return segment
 
@@ -132,6 +133,7 @@ class Segments:
         for key in list(keys):
             segment = self._held.pop(key)
             os.close(segment.fd)
+            self.nbytes -= segment.nbytes
             self._pin(-segment.nbytes)
 
 
