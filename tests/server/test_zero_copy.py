@@ -193,3 +193,55 @@ async def test_segments_go_with_their_session_and_fit_half_the_memory_budget():
         assert CAPABILITY not in (result.meta or {})
         assert [c.type for c in result.content] == ["text", "image", "resource_link"]
 
+
+
+def test_a_client_may_declare_it_under_experimental():
+    """The MCP field for non-standard capabilities, as a client without SEP-2133 extensions sends it in `initialize`
+    (raw JSON-RPC lines over the server's pipes)."""
+    proc = subprocess.Popen([SERVER], env=env_with(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+
+    def ask(message: dict) -> dict:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0"} | message) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in message else {}
+
+    try:
+        ask({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "clientInfo": {"name": "raw", "version": "0"},
+            "capabilities": {"experimental": {CAPABILITY: offer()}}}})
+        ask({"method": "notifications/initialized"})
+        opened = ask({"id": 2, "method": "tools/call", "params": {"name": "open_session",
+                                                                   "arguments": {"source": data_url(PICTURE)}}})
+        session = opened["result"]["structuredContent"]["session"]
+        drawn = ask({"id": 3, "method": "tools/call", "params": {"name": "draw_line",
+                                                                  "arguments": {"session": session, **DRAW}}})
+        descriptor = drawn["result"]["_meta"][CAPABILITY]
+        assert [c["type"] for c in drawn["result"]["content"]] == ["text", "resource_link"]
+        assert (descriptor["width"], descriptor["height"], descriptor["mode"]) == (96, 64, "RGB")
+        assert os.readlink(f"/proc/{descriptor['pid']}/fd/{descriptor['fd']}").startswith("/memfd:trompe-pixels")
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_segments_count_against_the_memory_budget(tmp_path):
+    """While a segment lives the registry keeps that many fewer pixel bytes in RAM (here: the original spills to
+    disk); closing the session's segments gives the bytes back."""
+    from trompe_server.app import ServerConfig, create_app
+    from trompe_server.limits import Limits
+
+    held, in_ram = 96 * 64 * 3, 96 * 64 * 4  # the segment packs RGB; the registry keeps Pillow's 4 bytes a pixel
+    app = create_app(ServerConfig(roots=[tmp_path], same_host_pixels=True,
+                                  limits=Limits(memory_budget=40_000)))  # half of it holds one segment
+    try:
+        session, record = app.registry.open_session("local", "original", noise((96, 64)), "test")
+        assert app.registry.bytes_in_memory == in_ram
+        app.image_result(session, record, "shown", created=False, shared=True)
+        assert (app.segments.nbytes, app.registry.pinned, app.registry.bytes_in_memory) == (held, held, 0)
+        app.segments.drop_session(session)
+        assert (app.segments.nbytes, app.registry.pinned) == (0, 0)
+        app.registry.add_input(session, "image_2", noise((96, 64), seed=3), "test")
+        assert app.registry.bytes_in_memory == in_ram  # the budget is whole again: a new image stays in RAM
+    finally:
+        app.registry.close()
