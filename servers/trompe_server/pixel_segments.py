@@ -13,10 +13,10 @@ Safe by construction:
 - the client opens it as `/proc/<pid>/fd/<fd>`, which the kernel allows only to this user (ptrace access), and
   checks its inode, size and seals against the reply before mapping it read-only (pixel_segments in agents).
 
-Segments are dropped when their session closes, expires or is evicted, and the oldest first when they would hold
-more than half the memory budget: they count against it (Registry.pin), so the storage keeps fewer pixels in RAM
-while they live. A client maps a segment as soon as its reply arrives, so dropping one later frees only this
-server's reference.
+Segments are dropped when their session closes (one that expired or was evicted: at the next publish), and the
+oldest first when they would hold more than half the memory budget: they count against it (Registry.pin), so the
+storage keeps fewer pixels in RAM while they live. A client maps a segment as soon as its reply arrives, so
+dropping one later frees only this server's reference.
 """
 
 from __future__ import annotations
