@@ -195,6 +195,15 @@ async def test_segments_go_with_their_session_and_fit_half_the_memory_budget():
 
 
 
+async def test_an_evicted_sessions_segments_go_at_the_next_reply():
+    async with Client(stdio("--max-sessions", "1"), extensions=declaring()) as client:
+        _, first = await draw(client)
+        pid = first.meta[CAPABILITY]["pid"]
+        assert len(segments_of(pid)) == 1
+        _, second = await draw(client)  # its open_session evicted the first session
+        assert segments_of(pid) == [str(second.meta[CAPABILITY]["fd"])]
+
+
 def test_a_client_may_declare_it_under_experimental():
     """The MCP field for non-standard capabilities, as a client without SEP-2133 extensions sends it in `initialize`
     (raw JSON-RPC lines over the server's pipes)."""
