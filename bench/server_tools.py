@@ -9,10 +9,11 @@ ziplab/DDP's FastMCP server, run from a bench-only venv) read a file path and wr
 its path. With --baseline DIR an earlier trompe (e.g. `git archive HEAD | tar -x -C DIR`) is served over
 stdio beside the current one. With --line-client every stdio server is also called through a plain JSON-RPC
 client with linear buffering (lineclient.py says why), with --trompe-client through trompe's own (the official
-client over trompe_agents.stdio_lines). Calls go round-robin after one warm-up round, so load
-hits every column alike. With --cpu the tables are CPU time per call instead of wall time (what to trust on a
-shared box): this process's (client, and the whole in-memory column) plus the server process's, read from
-/proc; a second table gives the servers' own CPU and minor page faults per call.
+client over trompe_agents.stdio_lines), with --zero-copy through trompe's ToolClient asking for shared pixels
+(trompe/shared-pixels: each image comes back as a sealed memfd it maps read-only, no PNG). Calls go round-robin
+after one warm-up round, so load hits every column alike. With --cpu the tables are CPU time per call instead
+of wall time (what to trust on a shared box): this process's (client, and the whole in-memory column) plus the
+server process's, read from /proc; a second table gives the servers' own CPU and minor page faults per call.
 
 Also the peak memory (RSS) of one session holding 200 derived versions of a 4000x3000 image, to show the
 memory budget and spill to disk keep the server bounded.
@@ -51,6 +52,7 @@ from pydantic import TypeAdapter
 from sample_images import photo
 from tqdm import tqdm
 from trompe_agents.stdio_lines import linear_stdio_client
+from trompe_agents.toolclient import ToolClient
 
 from trompe_server.app import ServerConfig, create_app
 from trompe_server.encode import encode_png, preview
@@ -290,6 +292,10 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
                 await connect(f"{name}, line client", LineClient(params.command, params.args, params.env, params.cwd))
             if args.trompe_client:
                 await connect(f"{name}, trompe client", Client(linear_stdio_client(params)))
+            if args.zero_copy and name == "stdio":
+                shared = ToolClient(params, label="zero-copy")
+                shared.shared_pixels = True
+                await connect("stdio, zero-copy", shared)
         if "http" not in clients and not args.skip_http:
             await connect_http()
         for size, tool in tqdm(work, desc="tools", file=sys.stderr):
@@ -309,9 +315,10 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
                     if peer in peers:
                         calls[name] = partial(client.call_tool, *peers[peer])
                     continue
-                opened = await client.call_tool("open_session", {"source": path.name})
+                opened = await mcp_client(client).call_tool("open_session", {"source": path.name})
                 sessions[name] = opened.structured_content["session"]
-                calls[name] = partial(client.call_tool, tool, {"session": sessions[name], **arguments})
+                calls[name] = (partial(client.call, sessions[name], tool, arguments) if isinstance(client, ToolClient)
+                               else partial(client.call_tool, tool, {"session": sessions[name], **arguments}))
             samples: dict[str, list[dict[str, float]]] = {name: [] for name in calls}
             for rep in range(reps[size] + 1):  # round-robin, so load changes hit every column alike
                 for name, call in calls.items():
@@ -319,7 +326,7 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
                     if rep:  # the first round warms up
                         samples[name].append(usage)
             for name, session in sessions.items():
-                await clients[name].call_tool("close_session", {"session": session})
+                await mcp_client(clients[name]).call_tool("close_session", {"session": session})
             for leftover in [*outputs.iterdir(), *(root / "ddp" / "mcp_output").glob("*.png")]:
                 leftover.unlink()
             for metric, table in rows.items():
@@ -329,6 +336,11 @@ async def tool_table(root: Path, args: argparse.Namespace, reps: dict[tuple[int,
                                 for name, values in samples.items()})
     app.registry.close()
     return rows
+
+
+def mcp_client(client: Client | ToolClient) -> Client:
+    """The MCP client to open and close sessions with (a ToolClient's own, for the zero-copy column)."""
+    return client.client if isinstance(client, ToolClient) else client
 
 
 def print_tool_table(rows: list[dict[str, Any]]) -> None:
@@ -434,6 +446,9 @@ def main() -> None:
     parser.add_argument("--trompe-client", action="store_true",
                         help="also call every stdio server through trompe's own client (mcp.Client over the "
                              "linear-time transport of trompe_agents.stdio_lines, as ToolClient.stdio does)")
+    parser.add_argument("--zero-copy", action="store_true",
+                        help="also call the stdio server through trompe's ToolClient with shared pixels (the "
+                             "result's full-size pixels mapped read-only from a sealed memfd, no PNG)")
     parser.add_argument("--tools", type=lambda names: names.split(","), metavar="A,B",
                         help="only these tools (default: the core tools; overlay_grid and sample_color also work)")
     parser.add_argument("--cpu", action="store_true",

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
+from trompe_server.pixel_segments import CAPABILITY as SHARED_PIXELS
 from trompe_server.wire import FAILURE_META, REQUEST_META
 
 from .failures import ErrorKind
@@ -103,6 +104,7 @@ class ToolClient:
     mode = "auto"  # the SDK's protocol negotiation; "legacy" forces the initialize handshake
     retries = 4  # sends after the first, over a new connection when the old one broke (a replica died)
     retry_delay = 0.5  # seconds before the first resend, doubling: 7.5 s in all, a Redis restart's time
+    shared_pixels = False  # ask a stdio server for images as sealed shared memory (pixel_segments.py)
 
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
                  label: str = "", timeout: float | None = None):
@@ -138,14 +140,17 @@ class ToolClient:
         return cls(app.mcp, app=app, label="in-process")
 
     @classmethod
-    def stdio(cls, command: str | list[str]) -> ToolClient:
-        """Run a server command (e.g. 'trompe-server --tools core') as a subprocess speaking stdio."""
+    def stdio(cls, command: str | list[str], shared_pixels: bool = False) -> ToolClient:
+        """Run a server command (e.g. 'trompe-server --tools core') as a subprocess speaking stdio; with
+        `shared_pixels`, images come back as read-only mapped pixels (SharedImagePart) instead of PNG."""
         from mcp import StdioServerParameters
 
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise ValueError("server command is empty; give e.g. --server-cmd 'trompe-server --tools core'")
-        return cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
+        client = cls(StdioServerParameters(command=argv[0], args=argv[1:]), label=" ".join(argv))
+        client.shared_pixels = shared_pixels
+        return client
 
     @classmethod
     def http(cls, url: str | Sequence[str], token: str | None = None,
@@ -214,14 +219,17 @@ class ToolClient:
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open one connection and keep it until it is closed or fails; a failure only marks it done."""
-        from mcp import Client
+        from mcp import Client, StdioServerParameters
 
+        same_host = self.shared_pixels and isinstance(self._target, StdioServerParameters)  # never over HTTP
+        if same_host:
+            from .pixel_segments import extension
         connection = None
         try:
             async with AsyncExitStack() as stack:
                 client = await stack.enter_async_context(
                     Client(await self._connect_target(stack), message_handler=self._on_message, mode=self.mode,
-                           read_timeout_seconds=self.timeout))
+                           read_timeout_seconds=self.timeout, extensions=[extension()] if same_host else None))
                 connection = _Connection(client)
                 task_status.started(connection)
                 await connection.done.wait()
@@ -375,8 +383,13 @@ class ToolClient:
         await self._check_kept(session, name, result)
         ids = [b.name for b in result.content if b.type == "resource_link"]
         fallback = (structured or {}).get("image") or name
-        images = [ImagePart(ids[i] if i < len(ids) else fallback, base64.b64decode(b.data), b.mime_type)
-                  for i, b in enumerate(b for b in result.content if b.type == "image")]
+        if isinstance((result.meta or {}).get(SHARED_PIXELS), Mapping):  # mapped pixels, not a PNG
+            from .pixel_segments import shared_parts
+
+            images = await shared_parts(result, lambda image: self.image_png(session, image))
+        else:
+            images = [ImagePart(ids[i] if i < len(ids) else fallback, base64.b64decode(b.data), b.mime_type)
+                      for i, b in enumerate(b for b in result.content if b.type == "image")]
         return ToolResultParts(_text(result.content), images, bool(result.is_error), structured)
 
     async def _check_kept(self, session: str, name: str, result: Any) -> None:

@@ -31,12 +31,13 @@ from .admission import PIXEL_BYTES, REPLY_COPIES, WORK_FACTOR, trim_heap
 from .argcheck import describe_non_finite, describe_validation
 from .completions import IMAGE_TEMPLATE, complete
 from .errors import ServerFault, ToolInputError
-from .encode import encode_png, preview
+from .encode import encode_png, preview, preview_size
 from .imageio import decode_image, is_inline, read_source, to_rgb
 from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, lineage_view
 from .limits import Limits
 from .mcp_prompts import server_prompts
 from .pixel_blocks import drop_freed_blocks
+from .pixel_segments import CAPABILITY, Segments, declared
 from .plugins import collect_tools
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .reply_png import reply_png
@@ -144,6 +145,7 @@ class ServerConfig:
     plugin_settings: PluginSettings = field(default_factory=PluginSettings)  # how messages name the settings
     registry: str = "memory"  # registry storage: memory, or redis://HOST:PORT/DB shared by replicas
     visual_prompts: list[Path] = field(default_factory=list)  # saved SEVEX prompt folders offered as MCP prompts
+    same_host_pixels: bool = False  # offer raw pixels in sealed memfds (pixel_segments.py); stdio only (cli.py)
 
 
 class TrompeApp:
@@ -158,6 +160,8 @@ class TrompeApp:
         prompts = server_prompts(self.config.visual_prompts)  # a bad folder is refused before any state is made
         storage = open_storage(self.config.registry, self.config.limits, self.plugins)
         self.registry = Registry(self.config.limits, storage)
+        self.segments = Segments(self.config.limits.memory_budget // 2, self.registry.session_ids,
+                                 self.registry.pin) if self.config.same_host_pixels else None
         tools = [*self._session_tools(), *map(self._plugin_tool, self.tools.values())]  # names unique: collect_tools
         self.mcp = TrompeMCP("trompe", instructions=INSTRUCTIONS, version=__version__, tools=tools,
                              cache_hints=CACHE_HINTS)
@@ -180,30 +184,44 @@ class TrompeApp:
             raise fault_error(exc) from None
 
     # results ---------------------------------------------------------------
+    def _shares_pixels(self, ctx: Context | None) -> bool:
+        """Whether this call's reply may hand over a pixel segment: a stdio server, a client that asked."""
+        return self.segments is not None and ctx is not None and declared(ctx.client_capabilities)
+
     def image_result(self, session: str, record: ImageRecord, summary: str, created: bool,
-                     data: dict[str, Any] | None = None, im: Image.Image | None = None) -> CallToolResult:
-        """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure."""
+                     data: dict[str, Any] | None = None, im: Image.Image | None = None,
+                     shared: bool = False) -> CallToolResult:
+        """Text line + PNG (preview above max_preview_side) + resource link + metadata-only structure; for a
+        client that asked for shared pixels, the full-size pixels in a sealed segment (_meta) instead of the PNG."""
         im = self.registry.pixels(session, record) if im is None else im
-        shown = preview(im, self.config.limits.max_preview_side)
-        self.registry.work.reserve(REPLY_COPIES * PIXEL_BYTES * shown.width * shown.height)  # its encoding's buffers
-        downscaled = shown.size != im.size
-        note = (f" [preview downscaled to {shown.width}x{shown.height}; full {im.width}x{im.height} kept "
+        max_side = self.config.limits.max_preview_side
+        segment = self.segments.publish(session, record.id, im) if shared and self.segments else None
+        shown = None if segment else preview(im, max_side)
+        if shown is not None:
+            self.registry.work.reserve(REPLY_COPIES * PIXEL_BYTES * shown.width * shown.height)  # encoding buffers
+        size = shown.size if shown else preview_size(im.size, max_side)  # what the model is shown either way
+        downscaled = size != im.size
+        note = (f" [preview downscaled to {size[0]}x{size[1]}; full {im.width}x{im.height} kept "
                 f"as {record.id}, coordinates refer to the full size]") if downscaled else ""
         text = f"{record.id} {record.width}x{record.height}: {summary}{note}"
         uri = f"image://{session}/{record.id}"
         meta = ImageResult(image=record.id, created=created, width=record.width, height=record.height,
                            parents=list(record.parents), data=data,
-                           preview=list(shown.size) if downscaled else None)
+                           preview=list(size) if downscaled else None)
+        link = ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")
+        if segment:
+            return CallToolResult(content=[TextContent(type="text", text=text), link],
+                                  structured_content=meta.model_dump(), _meta={CAPABILITY: segment.describe(max_side)})
         return CallToolResult(
             content=[TextContent(type="text", text=text),
                      ImageContent(type="image", data=b64encode_as_string(reply_png(shown)),
                                   mime_type="image/png"),
-                     ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
+                     link],
             structured_content=meta.model_dump(),
         )
 
     def _finish(self, spec: ToolSpec, ctx: ToolContext, out: ToolOutput, arguments: dict[str, Any],
-                request: str | None = None):
+                request: str | None = None, shared: bool = False):
         if out.image is None:
             first = ctx.parents[0] if ctx.parents else None
             record = self.registry.record(ctx.session, first) if first else None
@@ -213,7 +231,7 @@ class TrompeApp:
                                   structured_content=meta.model_dump())
         im = to_rgb(out.image)
         record = self.registry.add_output(ctx.session, im, spec.name, arguments, tuple(ctx.parents), request)
-        return self.image_result(ctx.session, record, out.summary, created=True, data=out.data, im=im)
+        return self.image_result(ctx.session, record, out.summary, created=True, data=out.data, im=im, shared=shared)
 
     # plugin tools -----------------------------------------------------------
     def _plugin_tool(self, spec: ToolSpec) -> Tool:
@@ -235,7 +253,7 @@ class TrompeApp:
             session, ctx = kwargs.pop("session"), kwargs.pop(CONTEXT_ARGUMENT)
             arguments, line = to_jsonable_python(kwargs), progress_line(ctx)
             return await self._run(functools.partial(self._call, spec, session, kwargs, arguments,
-                                                     _request_meta(ctx), line), line)
+                                                     _request_meta(ctx), line, self._shares_pixels(ctx)), line)
 
         params.append(inspect.Parameter(CONTEXT_ARGUMENT, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Context | None))  # the SDK fills it in; not in the schema
@@ -246,13 +264,13 @@ class TrompeApp:
         return handler
 
     def _call(self, spec: ToolSpec, session: str, kwargs: dict[str, Any], arguments: dict[str, Any],
-              meta: dict[str, Any] | None = None, line: Progress | None = None):
+              meta: dict[str, Any] | None = None, line: Progress | None = None, shared: bool = False):
         request = request_id(meta)
         self.registry.touch(session)  # unknown session is the first error a caller should see
         ctx = ToolContext(self.registry, session, copies=spec.copies, line=line or Progress())
         out = spec.fn(ctx, **kwargs)
         ctx.line.check()  # a call cancelled while it worked stores nothing
-        return self._finish(spec, ctx, out, arguments, request)
+        return self._finish(spec, ctx, out, arguments, request, shared)
 
     def _released(self, work):
         """Run one call's work in this thread, then hand back the memory it reserved."""
@@ -341,18 +359,25 @@ class TrompeApp:
                                           to_jsonable_python(r.describe()) for r in records]).model_dump())
             return await self._run(work)
 
-        async def view_image(session: SessionId, image: Annotated[str, Field(description="image id")]
-                             ) -> Annotated[CallToolResult, ImageResult]:
+        async def view_image(session: SessionId, image: Annotated[str, Field(description="image id")],
+                             ctx: Context | None = None) -> Annotated[CallToolResult, ImageResult]:
             """Look at an image of the session again without creating a new one."""
+            shared = self._shares_pixels(ctx)
+
             def work():
                 record = registry.record(session, image)
-                return self.image_result(session, record, f"view of {record.operation} image", created=False)
+                return self.image_result(session, record, f"view of {record.operation} image", created=False,
+                                         shared=shared)
             return await self._run(work)
 
         async def close_session(session: SessionId) -> str:
             """Free a session and all its images; its id stops working."""
             def work():
-                freed = registry.close_session(session)
+                try:
+                    freed = registry.close_session(session)
+                finally:  # closed, or already gone: its segments go either way
+                    if self.segments is not None:
+                        self.segments.drop_session(session)
                 drop_freed_blocks()
                 trim_heap()
                 return f"closed {session} ({freed} images freed)"

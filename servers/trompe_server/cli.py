@@ -163,6 +163,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         strict_plugins=args.strict_plugins,
         visual_prompts=args.visual_prompt,
         plugin_settings=SERVER_SETTINGS,
+        same_host_pixels=not args.http,  # stdio: the client started this process, so it is on this host
     )
 
 

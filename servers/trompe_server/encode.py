@@ -47,8 +47,13 @@ def preview(im: Image.Image, max_side: int) -> Image.Image:
     A box reduction by the whole factor, then a bilinear (triangle, antialiasing) filter for the rest: a
     fraction of the time of Lanczos over the full image, and within about a grey level of it.
     """
-    if max(im.size) <= max_side:
-        return im
-    scale = max_side / max(im.size)
-    size = (max(1, round(im.width * scale)), max(1, round(im.height * scale)))
-    return im.resize(size, Image.Resampling.BILINEAR, reducing_gap=1.0)
+    size = preview_size(im.size, max_side)
+    return im if size == im.size else im.resize(size, Image.Resampling.BILINEAR, reducing_gap=1.0)
+
+
+def preview_size(size: tuple[int, int], max_side: int) -> tuple[int, int]:
+    """The size preview() gives an image of `size`."""
+    if max(size) <= max_side:
+        return size
+    scale = max_side / max(size)
+    return max(1, round(size[0] * scale)), max(1, round(size[1] * scale))

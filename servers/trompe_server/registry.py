@@ -33,6 +33,7 @@ class Registry:
     def __init__(self, limits: Limits | None = None, storage: Storage | None = None):
         self.limits = limits or Limits()
         self.storage = storage or MemoryStorage(self.limits.memory_budget)
+        self.pinned = 0  # bytes of these pixels held outside the storage (pixel_segments): they count too
         self.work = WorkBudget(self.limits.memory_budget, self._squeeze)
 
     # sessions -------------------------------------------------------------
@@ -71,9 +72,14 @@ class Registry:
             raise
 
     def _squeeze(self, reserved: int) -> None:
-        """Work in flight, and the heap's free holes, share the memory budget: the storage keeps fewer pixels in
-        RAM meanwhile."""
-        self.storage.set_ram_budget(max(0, self.limits.memory_budget - reserved - heap_free()))
+        """Work in flight, the heap's free holes and pixels pinned outside the storage (shared segments) share
+        the memory budget: the storage keeps fewer pixels in RAM meanwhile."""
+        self.storage.set_ram_budget(max(0, self.limits.memory_budget - reserved - heap_free() - self.pinned))
+
+    def pin(self, nbytes: int) -> None:
+        """Count `nbytes` more (or fewer) held outside the storage against the memory budget."""
+        self.pinned += nbytes
+        self._squeeze(self.work.reserved)
 
     def close_session(self, session_id: str) -> int:
         """Forget a session and its pixels; returns how many images it held."""
