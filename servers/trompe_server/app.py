@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import inspect
@@ -19,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
+from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ResourceLink, TextContent
 from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from PIL import Image
 from pydantic import BaseModel, Field, ValidationError
@@ -37,6 +36,7 @@ from .lineage_app import APP_MIME_TYPE, LINEAGE_URI, RESOURCE_META, TOOL_META, l
 from .limits import Limits
 from .mcp_prompts import server_prompts
 from .plugins import collect_tools
+from .pngblock import image_block
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .roots import server_roots
 from .storages import open_storage
@@ -185,8 +185,7 @@ class TrompeApp:
                            preview=list(shown.size) if downscaled else None)
         return CallToolResult(
             content=[TextContent(type="text", text=text),
-                     ImageContent(type="image", data=base64.b64encode(encode_png(shown)).decode(),
-                                  mime_type="image/png"),
+                     image_block(encode_png(shown)),
                      ResourceLink(type="resource_link", uri=uri, name=record.id, mime_type="image/png")],
             structured_content=meta.model_dump(),
         )
