@@ -1,5 +1,9 @@
 """Talk to a trompe server (in-process, stdio subprocess or HTTP) in the neutral message model.
 
+A server in this process is called directly (trompe_server.inprocess: the same handlers, validation, errors and
+results as over MCP, without JSON-RPC or base64); `ToolClient.in_process(mcp=True)` and every other server go
+through the MCP SDK's client (toollinks.py).
+
 A connection that breaks (a replica killed, a balancer dropping it, a hung replica's call past the per-call
 deadline) is replaced by a new one, to the next replica when several URLs are given, and the request sent again
 with the same request id, which the server uses to answer a call it already stored
@@ -13,7 +17,7 @@ failover went to a lagging replica): that too is a ToolInfrastructureError, neve
 
 from __future__ import annotations
 
-import base64
+import pybase64
 import logging
 import secrets
 import shlex
@@ -30,6 +34,7 @@ from trompe_server.wire import FAILURE_META, REQUEST_META
 
 from .failures import ErrorKind
 from .messages import ImagePart, Message, TextPart, ToolSchema
+from .toollinks import McpLink, ToolLink, image_bytes
 
 if TYPE_CHECKING:  # mcp is imported where a connection is made: commands that open none start 0.4 s sooner
     from mcp import Client
@@ -85,9 +90,9 @@ class ToolInfrastructureError(ToolClientError):
 
 @dataclass
 class _Connection:
-    """One MCP connection, held open by a task of its own: its transport failing never cancels a caller."""
+    """One connection, held open by a task of its own: its transport failing never cancels a caller."""
 
-    client: Client
+    link: ToolLink
     done: anyio.Event = field(default_factory=anyio.Event)  # set to close it, or once it has failed
 
 
@@ -95,7 +100,7 @@ def image_data_url(image: Path | str | bytes) -> str:
     """A data: URL for image bytes or a file, so every transport (even remote HTTP) can receive it."""
     data = image if isinstance(image, bytes) else Path(image).read_bytes()
     mime = next((m for magic, m in MAGIC if data.startswith(magic)), "application/octet-stream")
-    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+    return f"data:{mime};base64,{pybase64.b64encode_as_string(data)}"
 
 
 class ToolClient:
@@ -107,9 +112,11 @@ class ToolClient:
     shared_pixels = False  # ask a stdio server for images as sealed shared memory (pixel_segments.py)
 
     def __init__(self, target: Any, *, app: Any = None, default_tags: list[str] | None = None,
-                 label: str = "", timeout: float | None = None):
-        """`timeout`: seconds one request may take before its connection is replaced and it is sent again."""
+                 label: str = "", timeout: float | None = None, link: ToolLink | None = None):
+        """`timeout`: seconds one request may take before its connection is replaced and it is sent again; `link`:
+        a server in this process to call as it is (in_process), instead of MCP connections to `target`."""
         self._replicas = [target]  # each new connection after a failed one goes to the next (http with several)
+        self._link = link
         self._turn = 0
         self._app = app  # in-process server we own and must close
         self._token: str | None = None
@@ -124,9 +131,11 @@ class ToolClient:
         self.timeout = timeout
 
     @classmethod
-    def in_process(cls, config: Any = None) -> ToolClient:
-        """Start the server's app inside this process (the default: no subprocess, no port)."""
+    def in_process(cls, config: Any = None, *, mcp: bool = False) -> ToolClient:
+        """Start the server's app inside this process (the default: no subprocess, no port), called directly, or
+        with `mcp=True` through the MCP SDK's in-memory transport."""
         from trompe_server.app import ServerConfig, create_app
+        from trompe_server.inprocess import InProcessServer
 
         root = logging.getLogger()
         handlers, level = list(root.handlers), root.level
@@ -137,7 +146,8 @@ class ToolClient:
         root.setLevel(level)
         # A tool error already reaches the model and the trace; don't also print it on the user's terminal.
         logging.getLogger("mcp.server.mcpserver.server").setLevel(logging.WARNING)
-        return cls(app.mcp, app=app, label="in-process")
+        return cls(app.mcp, app=app, label="in-process over MCP" if mcp else "in-process",
+                   link=None if mcp else InProcessServer(app.mcp))
 
     @classmethod
     def stdio(cls, command: str | list[str], shared_pixels: bool = False) -> ToolClient:
@@ -219,18 +229,10 @@ class ToolClient:
 
     async def _hold(self, *, task_status: anyio.abc.TaskStatus[_Connection] = anyio.TASK_STATUS_IGNORED) -> None:
         """Open one connection and keep it until it is closed or fails; a failure only marks it done."""
-        from mcp import Client, StdioServerParameters
-
-        same_host = self.shared_pixels and isinstance(self._target, StdioServerParameters)  # never over HTTP
-        if same_host:
-            from .pixel_segments import extension
         connection = None
         try:
             async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(
-                    Client(await self._connect_target(stack), message_handler=self._on_message, mode=self.mode,
-                           read_timeout_seconds=self.timeout, extensions=[extension()] if same_host else None))
-                connection = _Connection(client)
+                connection = _Connection(await self._open_link(stack))
                 task_status.started(connection)
                 await connection.done.wait()
         except Exception as exc:
@@ -240,6 +242,22 @@ class ToolClient:
         finally:
             if connection is not None:
                 connection.done.set()
+
+    async def _open_link(self, stack: AsyncExitStack) -> ToolLink:
+        """The server in this process as it is, or a new MCP client connection to the target."""
+        if self._link is not None:
+            return self._link
+        from mcp import Client, StdioServerParameters
+
+        extensions = None
+        if self.shared_pixels and isinstance(self._target, StdioServerParameters):  # same host: never over HTTP
+            from .pixel_segments import extension
+
+            extensions = [extension()]
+        client = await stack.enter_async_context(
+            Client(await self._connect_target(stack), message_handler=self._on_message, mode=self.mode,
+                   read_timeout_seconds=self.timeout, extensions=extensions))
+        return McpLink(client)
 
     async def _current(self) -> _Connection:
         """The open connection, or a new one (same server, same registry sessions) if the last one broke."""
@@ -258,9 +276,12 @@ class ToolClient:
         """The current connection's MCP client (requests sent on it directly are not retried)."""
         if self._connection is None:
             raise RuntimeError("ToolClient is not open; use `async with ToolClient...(...) as tools:`")
-        return self._connection.client
+        if not isinstance(self._connection.link, McpLink):
+            raise RuntimeError("a server in this process is called without an MCP client; build the ToolClient "
+                               "with ToolClient.in_process(mcp=True) to talk MCP to it")
+        return self._connection.link.client
 
-    async def _request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+    async def _request(self, what: str, send: Callable[[ToolLink], Awaitable[T]]) -> T:
         """Send, and resend over a new connection after a transport failure or while the registry is down.
 
         A session the server lost, or no answer after every retry, is a ToolInfrastructureError. `send` must
@@ -276,7 +297,7 @@ class ToolClient:
             connection = None
             try:
                 connection = await self._current()
-                result = await send(connection.client)
+                result = await send(connection.link)
             except MCPError as exc:
                 failure = _failure(exc.error.data)
                 if failure is None and exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
@@ -300,7 +321,7 @@ class ToolClient:
     async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """tools/call with a request id the server keeps with what the call stored, so a resend adds nothing."""
         meta = {REQUEST_META: secrets.token_urlsafe(18)}
-        return await self._request(name, lambda client: client.call_tool(name, arguments, meta=meta))
+        return await self._request(name, lambda link: link.call_tool(name, arguments, meta=meta))
 
     async def _session_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         result = await self._call_tool(name, arguments)
@@ -360,7 +381,7 @@ class ToolClient:
         if self._tools is None:
             tools, cursor = [], None
             while True:
-                page = await self._request("tools/list", lambda client, at=cursor: client.list_tools(cursor=at))
+                page = await self._request("tools/list", lambda link, at=cursor: link.list_tools(cursor=at))
                 tools += page.tools
                 cursor = page.next_cursor
                 if not cursor:
@@ -388,7 +409,7 @@ class ToolClient:
 
             images = await shared_parts(result, lambda image: self.image_png(session, image))
         else:
-            images = [ImagePart(ids[i] if i < len(ids) else fallback, base64.b64decode(b.data), b.mime_type)
+            images = [ImagePart(ids[i] if i < len(ids) else fallback, image_bytes(b), b.mime_type)
                       for i, b in enumerate(b for b in result.content if b.type == "image")]
         return ToolResultParts(_text(result.content), images, bool(result.is_error), structured)
 
@@ -427,8 +448,7 @@ class ToolClient:
     async def image_png(self, session: str, image_id: str) -> bytes:
         """Full-size PNG of an image, read through the image:// resource."""
         uri = f"image://{session}/{image_id}"
-        result = await self._request(f"read {uri}", lambda client: client.read_resource(uri))
-        return base64.b64decode(result.contents[0].blob)
+        return await self._request(f"read {uri}", lambda link: link.read_png(uri))
 
     async def close_session(self, session: str) -> None:
         """Free the session; if the server cannot be reached it expires there by itself (--idle-timeout)."""

@@ -18,10 +18,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ImageContent, ResourceLink, TextContent
+from mcp.types import CallToolResult, CompleteRequestParams, CompleteResult, ResourceLink, TextContent
 from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from PIL import Image
-from pybase64 import b64encode_as_string
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import to_jsonable_python
 from trompe_kernel import __version__
@@ -39,6 +38,7 @@ from .mcp_prompts import server_prompts
 from .pixel_blocks import drop_freed_blocks
 from .pixel_segments import CAPABILITY, Segments, declared
 from .plugins import collect_tools
+from .pngblock import image_block
 from .registry import LOCAL_CLIENT, ImageRecord, Registry
 from .reply_png import reply_png
 from .roots import server_roots
@@ -214,8 +214,7 @@ class TrompeApp:
                                   structured_content=meta.model_dump(), _meta={CAPABILITY: segment.describe(max_side)})
         return CallToolResult(
             content=[TextContent(type="text", text=text),
-                     ImageContent(type="image", data=b64encode_as_string(reply_png(shown)),
-                                  mime_type="image/png"),
+                     image_block(reply_png(shown)),
                      link],
             structured_content=meta.model_dump(),
         )

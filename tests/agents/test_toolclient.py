@@ -156,7 +156,7 @@ async def test_a_client_can_be_opened_again_after_closing(http_server):
 async def test_tool_list_is_fetched_once_per_connection_until_the_server_says_it_changed():
     """The second listing is served from the cache (a tool added since is not seen) until the server sends a
     real notifications/tools/list_changed (handshake-era connection, where the SDK delivers it)."""
-    tools = ToolClient.in_process()
+    tools = ToolClient.in_process(mcp=True)  # notifications are MCP's: the in-process path has none to send
     tools.mode = "legacy"
     server = tools._app.mcp
 

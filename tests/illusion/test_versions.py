@@ -33,7 +33,7 @@ def test_packages_and_the_mcp_server_report_the_installed_version():
 
 
 async def test_an_mcp_client_reads_the_version_in_server_info():
-    async with ToolClient.in_process() as tools:
+    async with ToolClient.in_process(mcp=True) as tools:
         info = tools.client.server_info
     assert (info.name, info.version) == ("trompe", INSTALLED)
 
