@@ -17,6 +17,7 @@ from pathlib import Path
 from PIL import Image
 
 from .admission import mode_bytes
+from .rawpixels import packed_blocks
 from .records import ImageRecord
 from .storage import EVICTIONS_KEPT, OUTPUT_FORMAT, Bounds, Quota, Refused
 
@@ -113,15 +114,12 @@ class PixelStore:
         return im
 
     def _write(self, key: tuple[str, str], im: Image.Image) -> Path:
-        """The raw pixels (as tobytes() lays them out), packed and written by Pillow's raw encoder in C.
-
-        Straight to the file through one buffer of a few rows: never a whole raw copy in RAM, and 0.7-1.0x the
-        CPU of cropping 8 MB bands and serialising each (bench/registry_copies.py)."""
-        from PIL import ImageFile  # lazily: a stdio server lists its tools without it (bench/cold_start.py)
-
+        """The raw pixels (as tobytes() lays them out), packed by Pillow's raw encoder in C and written block by
+        block: never a whole raw copy in RAM (bench/registry_copies.py)."""
         path = self.dir / f"{key[0]}-{key[1]}.raw"
         with path.open("wb") as file:
-            ImageFile._save(im, file, [ImageFile._Tile("raw", (0, 0, *im.size), 0, (im.mode, 0, 1))])
+            for block in packed_blocks(im):
+                file.write(block)
         return path
 
     def drop_session(self, session_id: str) -> None:

@@ -3,6 +3,7 @@ file per image, in a folder named for the server's pid), and a temp cleaner dele
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tracemalloc
@@ -124,3 +125,15 @@ def test_a_temp_cleaner_deleting_spill_files_breaks_nothing(make_app):
     shutil.rmtree(registry.storage.spill_dir)
     registry.close()
     assert registry.session_ids() == [] and registry.bytes_in_memory == 0
+
+
+def test_an_image_its_maker_saved_as_png_spills_and_comes_back_exact(make_app):
+    """A plugin tool or a library caller may have saved its image with Pillow first, which leaves the PNG
+    writer's settings on the image (`encoderconfig`); spilling it used to hand those to the raw encoder and fail."""
+    registry = make_app(Limits(memory_budget=1)).registry
+    random = noise((300, 200), seed=5)
+    random.save(io.BytesIO(), "PNG")
+    session, _ = registry.open_session("local", "original", random, "noise.png")
+    spilled = registry.storage.spill_dir / f"{session}-original.raw"
+    assert spilled.read_bytes() == random.tobytes()
+    assert registry.load(session, "original").tobytes() == random.tobytes()
