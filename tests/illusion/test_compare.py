@@ -153,3 +153,29 @@ def test_the_chart_bars_are_each_runs_category_accuracy_and_a_run_with_none_answ
                       compare_runs(a, b).chart())
     assert [(run, label, float(value)) for run, label, value in bars] == [
         ("a", "cat", 1.0), ("b", "cat", 0.75), ("a", "dog", 1.0)]  # B answered no dog: no bar, not 0
+
+
+def legend(svg: str) -> list[str]:
+    """The chart legend's entries, as the SVG names each run."""
+    return re.findall(r"font-size='11'>([^<]*)</text>", re.search(r"<g class='legend'>(.*?)</g>", svg).group(1))
+
+
+def test_the_legend_names_each_runs_model_and_tools_and_the_note_states_compare_jsons_p(tmp_path):
+    """What compare.html's chart calls each run (its model; "with/no tools" when only one ran without; the folder
+    when both are the same model) and the McNemar note it draws, to compare.json's p."""
+    rows = [{"id": f"s{i}", "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True} for i in range(6)]
+    flipped = [{**r, "answer": "no", "correct": False} if r["id"] in ("s0", "s1", "s2") else r for r in rows]
+    tools = write_run(tmp_path / "tools", [{"agent": "main", **r} for r in rows], model="m-1")
+    none = write_run(tmp_path / "none", [{"agent": "main", **r} for r in flipped], model="m-2", no_tools=True)
+    html = tmp_path / "cmp" / "compare.html"
+    assert main(["compare", str(tools), str(none), "--html", str(html)]) == 0
+    svg, data = (html.parent / "compare-categories.svg").read_text(), json.loads(html.with_suffix(".json").read_text())
+    assert legend(svg) == ["A: m-1, with tools", "B: m-2, no tools"]
+    assert data["mcnemar"] == {"pairs": 6, "a_only": 3, "b_only": 0, "p": 0.25}  # 2 * (1/2)^3
+    assert re.search(r"data-p='([^']+)'", svg).group(1) == repr(data["mcnemar"]["p"])
+    assert "exact McNemar test over 6 pairs: p = 0.25 (right in A only 3, in B only 0)" in svg
+    both = write_run(tmp_path / "again", [{"agent": "main", **r} for r in flipped], model="m-1")
+    assert compare_runs(tools, both).models() == (f"A: m-1 ({tools})", f"B: m-1 ({both})")
+    assert compare_runs(tools, none).models() == ("A: m-1, with tools", "B: m-2, no tools")
+    folders = write_run(tmp_path / "unnamed", [{"agent": "main", **r} for r in rows])  # run.json names no model
+    assert compare_runs(folders, both).models() == ("A: unnamed", "B: m-1")
