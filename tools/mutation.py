@@ -113,9 +113,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                 ["tests/inspect/test_inspect_answer_types.py", "tests/inspect/test_inspect_tasks.py",
                  "tests/inspect/test_inspect_roundtrip.py",
                  "tests/inspect/test_inspect_offline.py::test_a_trompe_function_answers_in_inspect_as_in_illusion_agent_run"]),
-    # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package)
+    # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package); the
+    # spawned workers of test_executor_processes.py run the mutant too, but only what runs here is covered
     "executors": ([f"trompe_agents/executors/{m}.py" for m in ("__init__", "base", "processes")],
-                  ["tests/executors/test_workers.py::test_workers_must_be_positive",
+                  ["tests/executors/test_executor_processes.py",
+                   "tests/executors/test_workers.py::test_workers_must_be_positive",
                    "tests/agents/test_plugin_hooks.py"]),
 }
 
