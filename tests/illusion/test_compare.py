@@ -90,6 +90,11 @@ def test_same_ids_with_other_content_are_reported_and_never_paired(tmp_path):
     assert comparison.mismatched == ["s0", "s1"]
     assert "not paired: 2 ids hold other images, question, options, answer type or label in the two runs (s0, s1)" in \
         comparison.text()
+    many = answered_run(tmp_path / "many", [{**r, "id": f"s{i}"} for i, r in enumerate(rows * 2)])
+    others = answered_run(tmp_path / "others", [{**r, "id": f"s{i}", "content": "other" if i < 6 else r["content"]}
+                                                for i, r in enumerate(rows * 2)])
+    assert ("not paired: 6 ids hold other images, question, options, answer type or label in the two runs "
+            "(s0, s1, s2, s3, s4)") in compare_runs(many, others).text()  # the first five named
     c = answered_run(tmp_path / "c", [{**r, "content": "other"} for r in rows])
     with pytest.raises(ValueError, match="share no samples: all 4 ids they share hold other images"):
         compare_runs(a, c)
@@ -196,7 +201,7 @@ def test_compare_json_names_both_runs_what_differs_and_a_group_with_no_pair_has_
               for r in rows]
     b_rows[1] = {k: v for k, v in b_rows[1].items() if k != "content"}  # a line written before content hashes
     b = write_run(tmp_path / "b", [{"agent": "main", **r} for r in b_rows], model="m-2", backend="anthropic",
-                  run_key="k-b", trompe="0.2.0", fingerprint={"model": "m-2", "tools": ["crop"]})
+                  run_key="k-b", trompe="0.2.0", fingerprint={"model": "m-2", "tools": ["crop", "zoom"]})
     html = tmp_path / "new" / "deeper" / "compare.html"
     capsys.readouterr()
     assert main(["compare", str(a), str(b), "--json", "--html", str(html)]) == 0
@@ -208,7 +213,9 @@ def test_compare_json_names_both_runs_what_differs_and_a_group_with_no_pair_has_
     assert data["runs"] == {
         "a": {"folder": str(a), "model": "m-1", "backend": "openai", "run_key": "k-a", "trompe": "0.1.0"},
         "b": {"folder": str(b), "model": "m-2", "backend": "anthropic", "run_key": "k-b", "trompe": "0.2.0"}}
-    assert data["differences"] == ["model (m-1 -> m-2)"]
+    assert data["differences"] == ["model (m-1 -> m-2)", "tools (+zoom)"]
+    assert "<li>the runs differ in: model (m-1 -&gt; m-2); tools (+zoom)</li>" in html.read_text()
+    assert "<li>1 pairs joined on id alone (lines written before content hashes)</li>" in html.read_text()
     assert data["mismatched"] == ["s0"] and data["unverified_pairs"] == 1
     dog = next(g for g in data["groups"] if g["group"] == "dog")
     assert dog["paired"] == {"pairs": 0, "both_right": 0, "a_only": 0, "b_only": 0, "neither": 0,
@@ -222,9 +229,11 @@ def test_compare_html_holds_the_table_the_notes_and_a_link_to_each_flips_trace_w
     traces/<id with unsafe characters replaced>), plain text where a run has none."""
     ids = ["s0", "s1", "s2", "q/3"]
     rows = [{"id": i, "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True} for i in ids]
-    a = answered_run(tmp_path / "a", rows)
+    rows[1] = {**rows[1], "answer": "no", "correct": False}
     b_rows = [{**r, "answer": "no", "correct": False} if r["id"] in ("s0", "q/3") else r for r in rows]
     b_rows[0]["trace"] = "traces/elsewhere"
+    b_rows[1] = {**b_rows[1], "answer": "yes", "correct": True}
+    a = answered_run(tmp_path / "a", rows)
     b = answered_run(tmp_path / "b", b_rows)
     for trace in (a / "traces" / "s0", a / "traces" / "q_3", b / "traces" / "elsewhere"):
         trace.mkdir(parents=True)
@@ -236,17 +245,19 @@ def test_compare_html_holds_the_table_the_notes_and_a_link_to_each_flips_trace_w
     assert "<title>Run comparison</title>" in text
     assert f"<h1>A: {a}<br>B: {b}</h1>" in text
     assert ("<ul class='notes'><li>exact McNemar test over 4 samples answered in both: right in A only 2, in B "
-            "only 0, p = 0.5</li></ul>") in text
+            "only 1, p = 1</li></ul>") in text
     assert ("<p>Accuracy over answered samples [95% Wilson interval]; failures counted apart. B - A is over the "
             "samples answered and labelled in both runs, with Newcombe's interval for paired proportions.</p>") in text
+    assert comparison.rows[0].cells()[2] == "75.0% [30.1%–95.4%] n=4 failed 0"  # A: 3 of 4
     cells = "".join(f"<td>{cell}</td>" for cell in comparison.rows[0].cells())
     assert (f"<table class='compare'><tr><th>grouping</th><th>group</th><th>{a}</th><th>{b}</th>"
             f"<th>B - A [95% CI]</th></tr><tr>{cells}</tr></table>") in text
-    assert ("<h2>Samples that changed outcome (2)</h2><p>Each outcome links to that run's page for the sample (its "
+    assert ("<h2>Samples that changed outcome (3)</h2><p>Each outcome links to that run's page for the sample (its "
             "trace when the run has no report).</p>") in text
     assert ("<table class='flips'><tr><th>sample</th><th>A</th><th>B</th></tr>"
             "<tr data-id='s0'><td>s0</td><td><a href='../a/traces/s0/trace.jsonl'>right</a></td>"
             "<td><a href='../b/traces/elsewhere/trace.jsonl'>wrong</a></td></tr>"
+            "<tr data-id='s1'><td>s1</td><td>wrong</td><td>right</td></tr>"
             "<tr data-id='q/3'><td>q/3</td><td><a href='../a/traces/q_3/trace.jsonl'>right</a></td>"
             "<td>wrong</td></tr></table>") in text
 
