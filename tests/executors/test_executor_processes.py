@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
@@ -22,7 +23,7 @@ from trompe_agents.executors import create_executor
 from trompe_agents.executors.base import ExecutorFailed, per_worker
 from trompe_agents.executors.processes import STOP, die_with_parent, ending, worker_main
 
-PR_SET_PDEATHSIG, PR_GET_PDEATHSIG = 1, 2  # linux/prctl.h
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 1, 2, 36, 37  # linux/prctl.h
 
 
 @dataclass
@@ -163,8 +164,46 @@ def test_a_worker_that_raises_says_so_as_its_last_word(as_a_worker):
     assert [m[1]["index"] for m in said[:-1]] == [0, 1]
 
 
-def test_a_worker_is_armed_to_die_with_its_driver(as_a_worker):
+def orphaned_worker() -> None:
+    """A worker whose driver is gone before it arms the signal (it waits until it is reparented)."""
+    while os.getppid() == multiprocessing.parent_process().pid:
+        time.sleep(0.01)
+    die_with_parent()
+    os._exit(0)  # reached only if the orphan carried on
+
+
+def short_lived_driver(told) -> None:
+    """Start an orphaned_worker, say its pid, and exit at once without waiting for it."""
+    worker = multiprocessing.get_context("fork").Process(target=orphaned_worker)
+    worker.start()
+    told.send(worker.pid)
+    os._exit(0)
+
+
+@pytest.fixture
+def subreaper():
+    """This process adopts the orphans below it, so that it can read how the orphaned worker ended."""
+    libc, was = ctypes.CDLL(None, use_errno=True), ctypes.c_int()
+    assert libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(was)) == 0
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
+    yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, was.value)
+
+
+def test_a_worker_is_armed_to_die_with_its_driver_and_one_whose_driver_is_gone_exits(as_a_worker, subreaper):
     die_with_parent()
     armed = ctypes.c_int()
     assert ctypes.CDLL(None, use_errno=True).prctl(PR_GET_PDEATHSIG, ctypes.byref(armed)) == 0
     assert armed.value == signal.SIGKILL
+    fork = multiprocessing.get_context("fork")  # the spawned workers' code, in a child that runs this module
+    alive = fork.Process(target=die_with_parent)
+    alive.start()
+    alive.join()
+    assert alive.exitcode == 0  # its driver is there: it carries on
+    hear, told = fork.Pipe(duplex=False)
+    driver = fork.Process(target=short_lived_driver, args=(told,))
+    driver.start()
+    orphan = hear.recv()
+    driver.join()
+    _, status = os.waitpid(orphan, 0)  # reparented to this process, the subreaper
+    assert os.waitstatus_to_exitcode(status) == 1  # it ended at once, answering nothing
