@@ -283,3 +283,13 @@ def test_the_chart_of_runs_without_categories_is_one_row_with_each_runs_wilson_w
     assert spans == [pytest.approx((left + low * (right - left), left + high * (right - left)), abs=0.06)
                      for low, high in (wilson(5, 5), wilson(3, 5))]
     assert re.findall(r"<title>([AB]: [^<]*)</title></rect>", svg) == ["A: a: 100% (n=5)", "B: b: 60% (n=5)"]
+
+
+
+def test_an_unlabelled_sample_that_failed_in_one_run_flips_from_answered(tmp_path):
+    """Without a label an answer is neither right nor wrong: the flip list says 'answered'."""
+    rows = [{"id": "u0", "content": "c0", "answer": "maybe", "label": None, "correct": None},
+            {"id": "s1", "content": "c1", "answer": "yes", "label": "yes", "correct": True}]
+    a = answered_run(tmp_path / "a", rows)
+    b = answered_run(tmp_path / "b", [{**rows[0], "answer": None, "error": "boom", "error_kind": "server"}, rows[1]])
+    assert compare_runs(a, b).flips == [("u0", "answered", "failed (server)")]
