@@ -78,47 +78,6 @@ def _nothing_left():
     assert set(children(os.getpid())) <= before
 
 
-def run(job: Echo, todo, workers: int = 2, concurrency: int = 3) -> list[dict]:
-    delivered: list[dict] = []
-    executor = create_executor("local", job, workers=workers, concurrency=concurrency)
-    asyncio.run(executor.run(todo, delivered.append))
-    return delivered
-
-
-def test_every_sample_is_answered_once_by_a_worker_process_beyond_the_first_window():
-    todo = [(i, f"s{i}") for i in range(40)]  # more than the samples queued at the start (lanes x workers x 2)
-    delivered = run(Echo(), todo)
-    assert sorted((r["index"], r["text"]) for r in delivered) == todo
-    assert os.getpid() not in {r["pid"] for r in delivered}
-    assert multiprocessing.active_children() == []  # the run is over: its workers have exited
-
-
-def test_one_worker_is_this_process_and_no_samples_start_no_worker():
-    assert create_executor("local", Echo(), workers=1) is None
-    assert run(Echo(), []) == []
-
-
-@pytest.mark.parametrize(("death", "said"), [
-    ("SIGKILL", "was killed by SIGKILL"),  # what the OOM killer does
-    ("SIGSEGV", "was killed by SIGSEGV"),
-    ("exit", "exited with code 3"),
-    ("raise", "ValueError: cannot answer s5"),
-])
-def test_a_dying_worker_stops_the_run_in_one_line_saying_how(death, said):
-    todo = [(i, f"s{i}") for i in range(12)]
-    delivered: list[dict] = []
-    executor = create_executor("local", Echo(die_at=5, death=death), workers=2, concurrency=2)
-    with pytest.raises(ExecutorFailed) as failed:
-        asyncio.run(asyncio.wait_for(executor.run(todo, delivered.append), timeout=120))
-    message = str(failed.value)
-    assert message.startswith("a worker process failed (")
-    assert said in message and "rerun the same command to resume" in message
-    assert "\n" not in message
-    if death != "raise":
-        assert "trompe-worker-" in message
-    assert 5 not in {r["index"] for r in delivered}
-
-
 def test_a_signal_without_a_name_is_given_by_number():
     assert ending(-9) == "was killed by SIGKILL"
     assert ending(-200) == "was killed by signal 200"
@@ -207,3 +166,44 @@ def test_a_worker_is_armed_to_die_with_its_driver_and_one_whose_driver_is_gone_e
     driver.join()
     _, status = os.waitpid(orphan, 0)  # reparented to this process, the subreaper
     assert os.waitstatus_to_exitcode(status) == 1  # it ended at once, answering nothing
+
+
+def run(job: Echo, todo, workers: int = 2, concurrency: int = 3) -> list[dict]:
+    delivered: list[dict] = []
+    executor = create_executor("local", job, workers=workers, concurrency=concurrency)
+    asyncio.run(executor.run(todo, delivered.append))
+    return delivered
+
+
+def test_one_worker_is_this_process_and_no_samples_start_no_worker():
+    assert create_executor("local", Echo(), workers=1) is None
+    assert run(Echo(), []) == []
+
+
+def test_every_sample_is_answered_once_by_a_worker_process_beyond_the_first_window():
+    todo = [(i, f"s{i}") for i in range(40)]  # more than the samples queued at the start (lanes x workers x 2)
+    delivered = run(Echo(), todo)
+    assert sorted((r["index"], r["text"]) for r in delivered) == todo
+    assert os.getpid() not in {r["pid"] for r in delivered}
+    assert multiprocessing.active_children() == []  # the run is over: its workers have exited
+
+
+@pytest.mark.parametrize(("death", "said"), [
+    ("SIGKILL", "was killed by SIGKILL"),  # what the OOM killer does
+    ("SIGSEGV", "was killed by SIGSEGV"),
+    ("exit", "exited with code 3"),
+    ("raise", "ValueError: cannot answer s5"),
+])
+def test_a_dying_worker_stops_the_run_in_one_line_saying_how(death, said):
+    todo = [(i, f"s{i}") for i in range(12)]
+    delivered: list[dict] = []
+    executor = create_executor("local", Echo(die_at=5, death=death), workers=2, concurrency=2)
+    with pytest.raises(ExecutorFailed) as failed:
+        asyncio.run(asyncio.wait_for(executor.run(todo, delivered.append), timeout=120))
+    message = str(failed.value)
+    assert message.startswith("a worker process failed (")
+    assert said in message and "rerun the same command to resume" in message
+    assert "\n" not in message
+    if death != "raise":
+        assert "trompe-worker-" in message
+    assert 5 not in {r["index"] for r in delivered}
