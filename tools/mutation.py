@@ -99,7 +99,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                      "every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_settings_table",
                      "each_psychometric_x_axis_names_its_familys_unit")),
                  "tests/illusion/test_stats.py", "tests/illusion/test_compare.py",
-                 "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py"]),
+                 "tests/illusion/test_score_numbers.py", "tests/illusion/test_one_accuracy.py",
+                 "tests/lmms/test_lmms_samples.py"]),  # compare over two lmms-eval samples logs
     # harness: each benchmark's scorers (its module, loader included) and the matchers they share
     "harness": ([f"trompe_agents/datasets/{m}.py" for m in (
                     "harness", "scorers", "blink_match", "blink_judge", "vlmeval_match", "vlmeval_mcq", "blink",

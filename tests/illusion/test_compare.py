@@ -182,6 +182,7 @@ def test_the_legend_names_each_runs_model_and_tools_and_the_note_states_compare_
     both = write_run(tmp_path / "again", [{"agent": "main", **r} for r in flipped], model="m-1")
     assert compare_runs(tools, both).models() == (f"A: m-1 ({tools})", f"B: m-1 ({both})")
     assert compare_runs(tools, none).models() == ("A: m-1, with tools", "B: m-2, no tools")
+    assert compare_runs(none, tools).models() == ("A: m-2, no tools", "B: m-1, with tools")
     folders = write_run(tmp_path / "unnamed", [{"agent": "main", **r} for r in rows])  # run.json names no model
     assert compare_runs(folders, both).models() == ("A: unnamed", "B: m-1")
 
@@ -214,8 +215,12 @@ def test_compare_json_names_both_runs_what_differs_and_a_group_with_no_pair_has_
         "a": {"folder": str(a), "model": "m-1", "backend": "openai", "run_key": "k-a", "trompe": "0.1.0"},
         "b": {"folder": str(b), "model": "m-2", "backend": "anthropic", "run_key": "k-b", "trompe": "0.2.0"}}
     assert data["differences"] == ["model (m-1 -> m-2)", "tools (+zoom)"]
-    assert "<li>the runs differ in: model (m-1 -&gt; m-2); tools (+zoom)</li>" in html.read_text()
-    assert "<li>1 pairs joined on id alone (lines written before content hashes)</li>" in html.read_text()
+    notes = re.search(r"<ul class='notes'>(.*?)</ul>", html.read_text()).group(1)
+    assert re.findall(r"<li>(.*?)</li>", notes)[1:] == [
+        "the runs differ in: model (m-1 -&gt; m-2); tools (+zoom)",
+        "not paired: 1 ids hold other images, question, options, answer type or label in the two runs (s0)",
+        "1 pairs joined on id alone (lines written before content hashes)"]
+    assert notes == "".join(f"<li>{note}</li>" for note in re.findall(r"<li>(.*?)</li>", notes))
     assert data["mismatched"] == ["s0"] and data["unverified_pairs"] == 1
     dog = next(g for g in data["groups"] if g["group"] == "dog")
     assert dog["paired"] == {"pairs": 0, "both_right": 0, "a_only": 0, "b_only": 0, "neither": 0,
@@ -228,7 +233,8 @@ def test_compare_html_holds_the_table_the_notes_and_a_link_to_each_flips_trace_w
     group, and each flip linked to the trace each run recorded for it (where the record says, else
     traces/<id with unsafe characters replaced>), plain text where a run has none."""
     ids = ["s0", "s1", "s2", "q/3"]
-    rows = [{"id": i, "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True} for i in ids]
+    rows = [{"id": i, "content": f"c{i}", "answer": "yes", "label": "yes", "correct": True, "category": "cat"}
+            for i in ids]
     rows[1] = {**rows[1], "answer": "no", "correct": False}
     b_rows = [{**r, "answer": "no", "correct": False} if r["id"] in ("s0", "q/3") else r for r in rows]
     b_rows[0]["trace"] = "traces/elsewhere"
@@ -249,9 +255,10 @@ def test_compare_html_holds_the_table_the_notes_and_a_link_to_each_flips_trace_w
     assert ("<p>Accuracy over answered samples [95% Wilson interval]; failures counted apart. B - A is over the "
             "samples answered and labelled in both runs, with Newcombe's interval for paired proportions.</p>") in text
     assert comparison.rows[0].cells()[2] == "75.0% [30.1%–95.4%] n=4 failed 0"  # A: 3 of 4
-    cells = "".join(f"<td>{cell}</td>" for cell in comparison.rows[0].cells())
+    assert [row.cells()[:2] for row in comparison.rows] == [["all", "all"], ["category", "cat"]]
+    table = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row.cells()) + "</tr>" for row in comparison.rows)
     assert (f"<table class='compare'><tr><th>grouping</th><th>group</th><th>{a}</th><th>{b}</th>"
-            f"<th>B - A [95% CI]</th></tr><tr>{cells}</tr></table>") in text
+            f"<th>B - A [95% CI]</th></tr>{table}</table>") in text
     assert ("<h2>Samples that changed outcome (3)</h2><p>Each outcome links to that run's page for the sample (its "
             "trace when the run has no report).</p>") in text
     assert ("<table class='flips'><tr><th>sample</th><th>A</th><th>B</th></tr>"
