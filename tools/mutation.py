@@ -8,6 +8,7 @@ copy of tests/; the working tree is never touched.
     python tools/mutation.py                      # every group
     python tools/mutation.py --group answers --group nuct --children 2
     python tools/mutation.py --group registry --show     # each survivor's diff, to judge it
+    python tools/mutation.py --group exports --keep /tmp/mut --resume   # carry on a kept run that stopped
 """
 
 from __future__ import annotations
