@@ -83,6 +83,16 @@ def test_summary_numbers_equal_a_hand_count_of_a_real_run_with_one_failure(probe
     assert (totals["tokens"], totals["service_tiers"]) == (0, ["standard"])  # the function backend bills nothing
     assert totals["cost_usd"] == 0.0 and isinstance(totals["cost_usd"], float)  # nothing billed: $0.0, never 0
     assert data["groups"] == expected_groups(probes, outcome)
+    meta = json.loads((out / "run.json").read_text())  # the run block names the run as run.json does
+    assert data["run"] == {"folder": str(out), "created": meta["created"], "task": 1, "backend": "function",
+                           "model": "planted_failures:yes_but_one_fails", "dataset": meta["dataset"],
+                           "format": "jsonl", "run_key": meta["run_key"], "trompe": meta["trompe"],
+                           "fingerprint": meta["fingerprint"]}
+    assert meta["created"] and meta["run_key"] and meta["trompe"] and meta["dataset"] == str(probe_dir)
+    assert data["files"] == {"csv": "report/samples.csv", "html": "report/index.html", "json": "report/summary.json"}
+    assert all((out / path).is_file() for path in data["files"].values())
+    written = (out / "report" / "summary.json").read_text(encoding="utf-8")
+    assert written == json.dumps(data, indent=2, ensure_ascii=False) + "\n"  # one key a line, as it reads
 
     # lmms-eval counts the failure as a wrong reply: every labelled sample, n - 1 in the standard error
     categories = {p.category for p in probes}
@@ -93,6 +103,10 @@ def test_summary_numbers_equal_a_hand_count_of_a_real_run_with_one_failure(probe
                        "accuracy,none": right / 8,
                        "accuracy_stderr,none": pytest.approx(stderr_n_minus_1(right, 8), rel=1e-12)}
     assert data["lmms_eval"]["n-samples"][TASK] == {"original": 8, "effective": 8}
+    assert data["lmms_eval"]["higher_is_better"] == {TASK: {"mean_over_categories": True, "accuracy": True}}
+    assert data["lmms_eval"]["config"] == {
+        "model": "function", "model_args": "model=planted_failures:yes_but_one_fails", "limit": None,
+        "scorer": "official", "harness": "trompe illusion-agent", "harness_version": data["harness"]["version"]}
     assert data["benchmark"]["headline"]["accuracy"] == right / 8
     assert (data["benchmark"]["scored"], data["benchmark"]["failed"], data["benchmark"]["unscored"]) == (8, 1, 0)
 
