@@ -8,11 +8,13 @@ copy of tests/; the working tree is never touched.
     python tools/mutation.py                      # every group
     python tools/mutation.py --group answers --group nuct --children 2
     python tools/mutation.py --group registry --show     # each survivor's diff, to judge it
+    python tools/mutation.py --group harness --mutants 'trompe_agents.datasets.vstar.*'   # one module's mutants
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import shutil
@@ -111,10 +113,11 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/datasets/test_free_text_replies.py", "tests/datasets/test_vlmeval_mcq.py",
                  "tests/datasets/test_dataset_loaders.py", "tests/datasets/test_dataset_boundaries.py",
                  "tests/illusion/test_score_numbers.py"]),
-    # inspect: the Inspect adapter's dataset and scorers; not test_inspect_offline.py's `inspect eval` subprocesses
+    # inspect: the Inspect adapter's dataset and scorers, called directly and through one in-process `eval` per
+    # solver kind; not test_inspect_tasks.py / _roundtrip.py (a minute and a half a surviving mutant, and their
+    # parity checks go through solvers.py) nor test_inspect_offline.py's `inspect eval` subprocesses
     "inspect": (["trompe/samples.py", "trompe/scorers.py"],
-                ["tests/inspect/test_inspect_answer_types.py", "tests/inspect/test_inspect_tasks.py",
-                 "tests/inspect/test_inspect_roundtrip.py",
+                ["tests/inspect/test_inspect_records.py", "tests/inspect/test_inspect_answer_types.py",
                  "tests/inspect/test_inspect_offline.py::test_a_trompe_function_answers_in_inspect_as_in_illusion_agent_run"]),
     # executors: not Ray's, and only the in-process tests (the CLI subprocesses import the unmutated package)
     "executors": ([f"trompe_agents/executors/{m}.py" for m in ("__init__", "base", "processes")],
@@ -197,8 +200,10 @@ def stage(workdir: Path, modules: list[str], tests: list[str]) -> None:
     (workdir / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def run_group(name: str, children: int, keep: Path | None, show: bool = False) -> dict[str, object]:
-    """Mutate one group's modules against its tests; the counts, the survivors and (with show) their diffs."""
+def run_group(name: str, children: int, keep: Path | None, show: bool = False,
+              patterns: list[str] | None = None) -> dict[str, object]:
+    """Mutate one group's modules against its tests; the counts, the survivors and (with show) their diffs; with
+    `patterns` (mutmut's names, `*` as a wildcard), only the mutants they name."""
     modules, tests = GROUPS[name]
     workdir = (keep / name) if keep else Path(tempfile.mkdtemp(prefix=f"trompe-mutation-{name}-"))
     shutil.rmtree(workdir, ignore_errors=True)
@@ -208,8 +213,8 @@ def run_group(name: str, children: int, keep: Path | None, show: bool = False) -
         mutmut = [sys.executable, "-m", "mutmut"]
         log = workdir / "mutmut-run.log"
         with log.open("w", encoding="utf-8") as out:
-            ran = subprocess.run([*mutmut, "run", "--max-children", str(children)], cwd=workdir, stdout=out,
-                                 stderr=subprocess.STDOUT, check=False)
+            ran = subprocess.run([*mutmut, "run", "--max-children", str(children), *(patterns or [])], cwd=workdir,
+                                 stdout=out, stderr=subprocess.STDOUT, check=False)
         if ran.returncode != 0:  # e.g. its clean run failed: say so, not a score of 0% over untested mutants
             tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n")[-3000:]
             raise SystemExit(f"{name}: mutmut run exited with {ran.returncode}:\n{tail}")
@@ -218,7 +223,7 @@ def run_group(name: str, children: int, keep: Path | None, show: bool = False) -
         status: dict[str, str] = {}
         for line in listing.splitlines():
             mutant, _, state = line.strip().rpartition(": ")
-            if mutant:
+            if mutant and (not patterns or any(fnmatch.fnmatchcase(mutant, p) for p in patterns)):
                 status[mutant] = state
         counts = {state: sum(1 for s in status.values() if s == state) for state in set(status.values())}
         survivors = sorted(m for m, s in status.items() if s in ("survived", "no tests"))
@@ -281,11 +286,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep each group's work folder under this folder (for browse)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON to this file")
     parser.add_argument("--show", action="store_true", help="print each survivor's diff (mutmut show NAME)")
+    parser.add_argument("--mutants", action="append", metavar="PATTERN",
+                        help="only the mutants mutmut names so (e.g. 'trompe_agents.datasets.vstar.*'); repeatable")
     args = parser.parse_args(argv)
     if args.children < 1:
         parser.error(f"argument --children: {args.children} is not allowed; accepted: 1 or more")
     results = [run_planted(name, args.keep, args.show) if name == "lua" else
-               run_group(name, args.children, args.keep, args.show) for name in (args.group or ALL_GROUPS)]
+               run_group(name, args.children, args.keep, args.show, args.mutants)
+               for name in (args.group or ALL_GROUPS)]
     print(f"{'group':<10} {'mutants':>7} {'killed':>7} {'survived':>8} {'no tests':>8} {'score':>6}")
     for r in results:
         c = r["counts"]
