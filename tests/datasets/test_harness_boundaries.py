@@ -73,3 +73,22 @@ def test_vlmevalkit_the_letter_counts_only_among_the_last_four_words(reply, expe
 def test_vlmevalkit_just_outside_the_last_four_words_scores_z():
     assert exact_matching("so B is my own pick", CHOICES) == Inferred("Z", "no option (exact matching: Z)")
     assert exact_matching("so B is my pick", CHOICES) == Inferred("B", "option letter")
+
+
+# BLINK's matcher reads an option by its text only as a whole word, and a text inside a longer option's text
+# ("red" in "dark red") yields to the longer one; a one-character text ("x") is too short to be read at all
+@pytest.mark.parametrize("reply, choices, expected", [
+    ("The blue one, not the hundred others.", ["red", "blue"], "(B)"),  # "red" inside a word before it
+    ("The blue one; the other is reddish.", ["red", "blue"], "(B)"),  # "red" inside a word after it
+    ("The red one; the other is bluish.", ["red", "blue"], "(A)"),
+    ("the dark red one", ["red", "dark red"], "(B)"),  # the longer option holding the shorter wins
+    ("the red one", ["red", "dark red"], "(A)"),
+    ("I pick the red one, not x.", ["x", "the red one"], "(B)"),  # "x" is one character: no text to read
+])
+def test_blink_an_option_text_counts_as_a_whole_word_and_the_longer_of_two_nested_texts_wins(reply, choices,
+                                                                                            expected):
+    assert match(reply, choices) == Match(expected, "option text")
+
+
+def test_blink_two_option_texts_in_one_reply_read_as_no_option():
+    assert match("Either the red one or the blue one.", ["red", "blue"]).prediction is None
