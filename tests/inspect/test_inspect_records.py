@@ -210,6 +210,8 @@ def test_the_run_description_names_the_split_labels_and_images_root_given(tmp_pa
     dataset, run = inspect_dataset(str(path), "blink", images_root=str(tmp_path / "i"), split="val")
     assert {k: run[k] for k in ("format", "task", "split", "labels", "images_root")} == {
         "format": "blink", "task": 2, "split": "val", "labels": None, "images_root": str(tmp_path / "i")}
+    images = [c.image for s in dataset for c in s.input[0].content if hasattr(c, "image")]
+    assert images and all(Path(i).parent == tmp_path / "i" for i in images)  # written where it was asked
     assert [s.target for s in dataset] == [s.answer for s in load_dataset(str(path), format="blink")]
     assert [r[1] for r in run["order"]] == [(s.metadata or {}).get("index", s.id)
                                            for s in load_dataset(str(path), format="blink")]
@@ -224,3 +226,78 @@ def test_a_sample_whose_image_is_missing_is_asked_without_images_and_inline_imag
     assert inline[0].text == prompt_content(sample)[0].text and "Equal?" in inline[0].text
     assert inline[1].image.startswith("data:image/png;base64,")
     assert [type(c).__name__ for c in prompt_content(replace(sample, error="missing"))] == ["ContentText"]
+
+
+@pytest.mark.parametrize("fmt, options, refused", [
+    ("hallusionbench", {}, "missing column 'category'"),  # read as the format named, not as detected
+    ("blink", {"split": "test"}, "has no split 'test'"),
+    ("blink", {"task": 1}, "is a blink dataset, which is Task 2"),
+])
+def test_a_dataset_is_read_as_the_task_arguments_say_or_refused(tmp_path, fmt, options, refused):
+    from trompe.samples import inspect_dataset
+    from trompe_agents.datasets.base import DatasetError
+
+    path = files.write_blink(tmp_path / "val-00000-of-00001.parquet", 2)
+    with pytest.raises(DatasetError, match=refused):
+        inspect_dataset(str(path), fmt, images_root=str(tmp_path / "i"), **options)
+
+
+def test_a_task_that_contradicts_a_plain_file_s_answers_is_logged_naming_the_file(tmp_path, caplog):
+    from trompe.samples import inspect_dataset
+
+    path = files.write_generic(tmp_path / "probes", 2)
+    with caplog.at_level(logging.WARNING):
+        inspect_dataset(str(path), "jsonl", task=2)
+    [warning] = caplog.records
+    assert warning.name == "trompe.samples" and f"--task 2: every answer is yes/no in {path}" in warning.message
+
+
+def test_labels_joined_from_a_file_are_the_targets_and_an_unlabelled_sample_has_none(tmp_path):
+    from trompe.samples import inspect_dataset
+
+    path = files.write_generic(tmp_path / "probes", 3)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**row, "answer": None}) + "\n" for row in rows))
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({"s0": "yes", "s2": "no"}))
+    unlabelled, _ = inspect_dataset(str(path), "jsonl", task=1)
+    assert [s.target for s in unlabelled] == ["", "", ""]
+    dataset, run = inspect_dataset(str(path), "jsonl", labels=str(labels), task=1)
+    assert [s.target for s in dataset] == ["yes", "", "no"] and run["labels"] == str(labels)
+
+
+def test_a_datacv_task_one_gold_1_is_yes_for_another_solver_s_answer():
+    """DataCV Task I writes yes/no golds as 1/0 and its items name no answer type: the task reads them."""
+    from trompe.scorers import record_of
+
+    sample = Sample("0", [Path("/i.png")], "Equal?", "1", None, None, {"index": 0}, None)
+    meta = logged(sample, fmt="datacv1", task=1)
+    assert meta["answer_type"] is None
+    record = record_of(task_state(meta, '{"reasons": "r", "answer": "yes"}'))
+    assert (record.answer, record.correct) == ("yes", True)
+
+
+def test_each_harness_metric_is_that_scorer_s_numbers_over_the_records():
+    from inspect_ai.scorer import SampleScore, Score
+
+    from trompe.scorers import metrics_for
+    from trompe_agents.datasets.metrics import benchmark_metrics
+    from trompe_agents.datasets.scorers import scorers_for
+
+    def record(i: int, gold: str, answer: str, category: str) -> SampleResult:
+        return SampleResult.of_sample(f"v{i}", label=gold, category=category, choices=["a", "b", "c", "d"],
+                                      answer_type="choice:4").with_answer(answer, "main", gold == answer)
+
+    records = [record(0, "A", "A", "direct_attributes"), record(1, "B", "A", "direct_attributes"),
+               record(2, "C", "C", "relative_position")]
+    scores = [SampleScore(score=Score(value="C", metadata={"record": r.to_json()})) for r in records]
+    values = {}
+    for metric in metrics_for("vstar")[2:]:
+        values.update(metric(scores))
+    expected = {}
+    for scorer in scorers_for("vstar"):
+        prefix = "" if scorer == "official" else f"{scorer} "
+        numbers = benchmark_metrics("vstar", records, scorer)
+        expected.update({prefix + k: v for k, v in numbers.headline.items() if k != "accuracy"})
+        expected.update({f"{prefix}category {name}": right for name, right, _ in numbers.groups})
+    assert values == expected and values["category direct_attributes"] == 0.5
