@@ -62,3 +62,10 @@ def test_a_harness_reads_an_answer_without_raw_text_in_the_form_the_item_s_promp
     assert scorers.reply(record, "blindtest") == "{2}"  # BlindTest's prompt: the count in braces
     assert scorers.reply(record, "jsonl") == scorers.reply(record, None) == "2"  # no harness form: as it is
     assert scorers.reply({**record, "reply": "Two."}, "blindtest") == "Two."  # a raw reply is read as written
+
+
+@pytest.mark.parametrize("fmt, name", [("blink", "BLINK"), ("vstar", "VStarBench")])
+def test_the_score_json_names_vlmevalkit_s_dataset_class_and_its_overall_rule(fmt, name):
+    """`illusion-agent score --json` writes this `rule` beside the numbers: VLMEvalKit's dataset name and class."""
+    assert scorers.score(fmt, [], "vlmevalkit").rule == (
+        f"VLMEvalKit {name} (ImageMCQDataset, report_acc): Overall over items")

@@ -165,6 +165,9 @@ def test_vlmevalkit_yes_no_reads_words_after_process_punctuation():
     assert vlmeval_yes_no("yes/no") == "Unknown"  # '/' unspaced becomes a space: both words
     assert vlmeval_yes_no("Yes-ish") == "Yes"  # '-' unspaced becomes a space: the words are "yes", "ish"
     assert vlmeval_yes_no("I cannot say") == "Unknown"
+    # a digit comma anywhere ("3,5") makes process_punctuation drop every mark instead of spacing it
+    assert vlmeval_yes_no("Yes, both are 3,5 cm; no-one could tell them apart.") == "Yes"  # "noone"
+    assert vlmeval_yes_no("Yes, both are 3.5 cm; no-one could tell them apart.") == "Unknown"  # "no", "one"
 
 
 def test_hallusionbench_scorers_differ_on_the_same_replies():
