@@ -64,6 +64,11 @@ def test_a_logged_sample_reads_back_as_the_sample_it_was(kind):
     assert answer_type({**meta, "answer_type": None}) is None
 
 
+def test_a_path_in_a_sample_s_metadata_is_logged_as_its_text():
+    sample = illusion_sample(metadata={**METADATA, "source": Path("/data/sheet.csv")})
+    assert logged(sample)["metadata"]["source"] == "/data/sheet.csv"
+
+
 def test_a_sample_without_metadata_or_with_an_error_reads_back_with_both_as_they_were():
     from trompe.samples import trompe_sample
 
@@ -186,6 +191,9 @@ def test_a_dataset_becomes_inspect_samples_with_the_question_images_and_sample(t
     from trompe.samples import KEY, inspect_dataset, sample_metadata
 
     path = files.write_generic(tmp_path / "probes", 3)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]  # the first two with a benchmark index
+    path.write_text("".join(json.dumps({**row, "metadata": {"index": 10 + i} if i < 2 else {}}) + "\n"
+                            for i, row in enumerate(rows)))
     with caplog.at_level(logging.WARNING, logger="trompe.samples"):
         dataset, run = inspect_dataset(str(path), "jsonl", task=2)  # its answers are yes/no: Task I's form
     assert "--task 2" in caplog.text
@@ -200,7 +208,7 @@ def test_a_dataset_becomes_inspect_samples_with_the_question_images_and_sample(t
         assert isinstance(image, ContentImage) and image.image == str(sample.images[0])
     assert run == {"dataset": str(path), "format": "jsonl", "task": 2, "split": None, "labels": None,
                    "images_root": None, "counts": json.loads(json.dumps(load_dataset(str(path)).counts)),
-                   "order": [["s0", "s0"], ["s1", "s1"], ["s2", "s2"]]}
+                   "order": [["s0", 10], ["s1", 11], ["s2", "s2"]]}
 
 
 def test_the_run_description_names_the_split_labels_and_images_root_given(tmp_path):
@@ -223,7 +231,7 @@ def test_a_sample_whose_image_is_missing_is_asked_without_images_and_inline_imag
     image = Path(files.write_generic(tmp_path / "p", 1)).parent / "images" / "s0.png"
     sample = Sample("s0", [image], "Equal?", "yes", ["yes", "no"], "size", {}, None)
     inline = prompt_content(sample, inline=True)
-    assert inline[0].text == prompt_content(sample)[0].text and "Equal?" in inline[0].text
+    assert inline[0].text == prompt_content(sample)[0].text == "Equal?\n\nOptions:\nA. yes\nB. no"
     assert inline[1].image.startswith("data:image/png;base64,")
     assert [type(c).__name__ for c in prompt_content(replace(sample, error="missing"))] == ["ContentText"]
 
