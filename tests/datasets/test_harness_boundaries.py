@@ -92,3 +92,12 @@ def test_blink_an_option_text_counts_as_a_whole_word_and_the_longer_of_two_neste
 
 def test_blink_two_option_texts_in_one_reply_read_as_no_option():
     assert match("Either the red one or the blue one.", ["red", "blue"]).prediction is None
+
+
+def test_vlmevalkit_reads_an_option_text_only_in_a_reply_at_most_twice_all_option_texts_long():
+    """`can_infer_text`: `len(answer) > 2 * sum(len(option texts))` reads nothing; red + blue: 7, so 14 chars."""
+    from trompe_agents.datasets.vlmeval_match import infer_text
+
+    table = {"A": "red", "B": "blue"}
+    assert len("it is red, ok.") == 14 and infer_text("it is red, ok.", table) == Inferred("A", "option text")
+    assert infer_text("it is red, ok!!", table) is None

@@ -325,3 +325,23 @@ def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per
                        "hallusionbench vlmevalkit, vstar vlmevalkit"):
         illusion_agent(["score", str(out), "--scorer", "lmms-eval", "--judge-backend", "function",
                         "--judge-model", "scripted_answers:judge_says_b"])
+
+
+def test_a_failed_item_is_decided_by_no_answer_and_formats_without_rules_decide_nothing():
+    from trompe_agents.datasets.scorers import decided_by
+
+    answered = {"id": "a", "label": "B", "agent": "main", "answer": "B", "answer_type": "choice:2",
+                "choices": ["first", "second"], "category": "Jigsaw"}
+    failed = {"id": "f", "label": "A", "answer": None, "error_kind": "timeout", "choices": ["first", "second"]}
+    unlabelled = {**answered, "id": "u", "label": None}
+    assert decided_by("blink", [answered, failed, unlabelled]) == {"a": "token", "f": "no answer"}
+    assert decided_by(None, [answered]) == decided_by("jsonl", [answered]) == {}
+
+
+def test_an_item_without_a_category_is_counted_in_the_group_named_dash():
+    records = [{"id": "1", "label": "A", "agent": "main", "answer": "A", "answer_type": "choice:2",
+                "choices": ["x", "y"], "category": None},
+               {"id": "2", "label": "B", "agent": "main", "answer": "A", "answer_type": "choice:2",
+                "choices": ["x", "y"], "category": "Jigsaw"}]
+    _, groups = score("blink", records, "official")
+    assert groups == {"-": 1.0, "Jigsaw": 0.0}
