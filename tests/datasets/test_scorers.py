@@ -113,6 +113,9 @@ def test_the_agents_answers_are_rendered_in_the_prompts_form_for_the_harnesses()
     assert render({**base, "answer": "B", "answer_type": "choice:4"}, "blink") == "(B)"
     assert render({**base, "answer": "B", "answer_type": "choice:4"}, "illusionvqa") == "B"
     assert render({**base, "answer": "B", "agent": "default"}, "blink") is None  # an invented answer is none
+    # a record of an old run names no answer type: a yes/no answer is still capitalised, any other in the form
+    assert render({**base, "answer": "yes"}, "blindtest") == "Yes"
+    assert render({**base, "answer": "2"}, "blindtest") == "{2}"
 
 
 def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it(tmp_path, capsys):
