@@ -115,6 +115,7 @@ def test_the_agents_answers_are_rendered_in_the_prompts_form_for_the_harnesses()
     assert render({**base, "answer": "B", "agent": "default"}, "blink") is None  # an invented answer is none
     # a record of an old run names no answer type: a yes/no answer is still capitalised, any other in the form
     assert render({**base, "answer": "yes"}, "blindtest") == "Yes"
+    assert render({**base, "answer": "no"}, "blindtest") == "No"
     assert render({**base, "answer": "2"}, "blindtest") == "{2}"
 
 
@@ -348,3 +349,12 @@ def test_an_item_without_a_category_is_counted_in_the_group_named_dash():
                 "choices": ["x", "y"], "category": "Jigsaw"}]
     _, groups = score("blink", records, "official")
     assert groups == {"-": 1.0, "Jigsaw": 0.0}
+
+
+@pytest.mark.parametrize("fmt", ["blindtest", "blink", "hallusionbench", "illusionvqa", "vstar"])
+def test_every_harness_scores_a_run_with_no_labelled_item_as_zero_not_a_division_by_zero(fmt):
+    from trompe_agents.datasets import scorers
+
+    for name in scorers.scorers_for(fmt):
+        found = scorers.score(fmt, [], name)
+        assert found.groups == [] and set(found.headline.values()) == {0.0}, (fmt, name, found.headline)
