@@ -113,6 +113,9 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/datasets/test_free_text_replies.py", "tests/datasets/test_vlmeval_mcq.py",
                  "tests/datasets/test_dataset_loaders.py", "tests/datasets/test_dataset_boundaries.py",
                  "tests/illusion/test_score_numbers.py", "tests/datasets/test_judge_requests.py",
+                 *(f"tests/agents/test_plugin_hooks.py::test_{name}" for name in (  # the scorers' registry
+                     "a_plugin_taking_a_built_in_name_is_refused_naming_both",
+                     "plugin_registrations_are_offered_beside_the_built_ins")),
                  # its `dataset info` subprocesses import the unmutated package: 5 s a surviving mutant, for nothing
                  "--deselect=tests/datasets/test_dataset_boundaries.py::"
                  "test_the_command_line_refuses_with_one_line_and_reads_with_the_flag"]),

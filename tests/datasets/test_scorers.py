@@ -172,6 +172,12 @@ def test_vlmevalkit_yes_no_reads_words_after_process_punctuation():
     # a digit comma anywhere ("3,5") makes process_punctuation drop every mark instead of spacing it
     assert vlmeval_yes_no("Yes, both are 3,5 cm; no-one could tell them apart.") == "Yes"  # "noone"
     assert vlmeval_yes_no("Yes, both are 3.5 cm; no-one could tell them apart.") == "Unknown"  # "no", "one"
+    # a mark with a space on either side anywhere is dropped everywhere: "no-one" stays one word
+    assert vlmeval_yes_no("Yes no-one agrees.") == "Unknown"
+    assert vlmeval_yes_no("Yes- no-one agrees.") == vlmeval_yes_no("Yes -no-one agrees.") == "Yes"
+    # `re.sub(periodStrip, "", text, re.UNICODE)` passes 32 as the count: a 33rd period stays, "yes." is no word
+    assert vlmeval_yes_no("Hmm" + "." * 31 + " yes.") == "Yes"
+    assert vlmeval_yes_no("Hmm" + "." * 32 + " yes.") == "Unknown"
 
 
 def test_hallusionbench_scorers_differ_on_the_same_replies():
