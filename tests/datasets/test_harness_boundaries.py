@@ -101,3 +101,10 @@ def test_vlmevalkit_reads_an_option_text_only_in_a_reply_at_most_twice_all_optio
     table = {"A": "red", "B": "blue"}
     assert len("it is red, ok.") == 14 and infer_text("it is red, ok.", table) == Inferred("A", "option text")
     assert infer_text("it is red, ok!!", table) is None
+
+
+@pytest.mark.parametrize("letter", list("ABCDE"))
+def test_blink_a_reply_that_is_one_capital_letter_is_read_by_the_official_token_rule(letter):
+    """`analyze_answer`: `if response in ["A", "B", "C", "D", "E"]` comes before any matcher rule."""
+    assert match(letter, letters=5) == Match(f"({letter})", "token")
+    assert match(letter.lower(), letters=5) == Match(f"({letter})", "bare letter")  # the matcher's, not official

@@ -69,3 +69,8 @@ def test_the_score_json_names_vlmevalkit_s_dataset_class_and_its_overall_rule(fm
     """`illusion-agent score --json` writes this `rule` beside the numbers: VLMEvalKit's dataset name and class."""
     assert scorers.score(fmt, [], "vlmevalkit").rule == (
         f"VLMEvalKit {name} (ImageMCQDataset, report_acc): Overall over items")
+
+
+def test_a_scorer_asked_of_a_set_without_a_format_is_refused_naming_what_it_offers():
+    with pytest.raises(ValueError, match=r"^--scorer: this dataset offers official; got 'lmms-eval'$"):
+        scorers.check(None, "lmms-eval")
