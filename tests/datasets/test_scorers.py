@@ -364,3 +364,26 @@ def test_every_harness_scores_a_run_with_no_labelled_item_as_zero_not_a_division
     for name in scorers.scorers_for(fmt):
         found = scorers.score(fmt, [], name)
         assert found.groups == [] and set(found.headline.values()) == {0.0}, (fmt, name, found.headline)
+
+
+def test_vstar_official_is_accuracy_over_items_and_the_mean_over_categories_by_hand():
+    """vstar_bench_eval.py: accuracy per question type; trompe reports the mean over all items and over types."""
+    from trompe_agents.datasets import scorers
+
+    records = [mc("direct_attributes", "A", "(A)", 0), mc("direct_attributes", "B", "The answer is C.", 1),
+               mc("direct_attributes", "C", "C", 2), mc("relative_position", "D", "D", 3)]
+    found = scorers.score("vstar", records, "official")
+    assert (found.scorer, found.rule) == ("official", "V* vstar_bench_eval.py: accuracy over all items")
+    assert found.headline == {"accuracy": pytest.approx(3 / 4), "mean over categories": pytest.approx((2 / 3 + 1) / 2)}
+    assert found.groups == [("direct_attributes", pytest.approx(2 / 3), 3), ("relative_position", 1.0, 1)]
+
+
+def test_lmms_eval_vstar_reads_an_upper_cased_reply_and_a_lone_letter_inside_a_word():
+    """extract_answer_letter: the reply is upper-cased first; failing every pattern, a single A-D letter wins."""
+    assert lmms_vstar_letter("b") == "B"
+    assert lmms_vstar_letter("option-c") == "C"  # no pattern: "-" is neither space nor colon; one letter C
+
+
+def test_blink_writes_only_options_in_brackets():
+    base = {"agent": "main", "id": "x"}
+    assert render({**base, "answer": "2", "answer_type": "integer"}, "blink") == "2"
