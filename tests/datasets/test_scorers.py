@@ -387,3 +387,47 @@ def test_lmms_eval_vstar_reads_an_upper_cased_reply_and_a_lone_letter_inside_a_w
 def test_blink_writes_only_options_in_brackets():
     base = {"agent": "main", "id": "x"}
     assert render({**base, "answer": "2", "answer_type": "integer"}, "blink") == "2"
+
+
+RULES = [  # what `illusion-agent score --json` writes as each scorer's `rule`, beside its `scorer` name
+    ("blindtest", "official", "VLMs Are Blind, Table 1: accuracy per task (8 tasks), mean over tasks"),
+    ("blindtest", "lmms-eval", "lmms-eval 0.7.3 vlmsareblind utils.py: task_mean over tasks"),
+    ("blindtest", "vlmevalkit", "VLMEvalKit VLMBlind.evaluate: accuracy per task (9 tasks)"),
+    ("blink", "official", "BLINK eval/evaluate.py: accuracy per subtask, mean over subtasks"),
+    ("blink", "lmms-eval", "lmms-eval 0.7.3 blink: blink_acc, mean over subtasks"),
+    ("blink", "vlmevalkit", "VLMEvalKit BLINK (ImageMCQDataset, report_acc): Overall over items"),
+    ("hallusionbench", "official", "tianyi-lab/HallusionBench utils.py (aAcc, qAcc, fAcc)"),
+    ("hallusionbench", "lmms-eval", "lmms-eval hallusion_bench_image: official rules on the image split"),
+    ("hallusionbench", "vlmevalkit", "VLMEvalKit Hallusion_rating (exact matching): aAcc, fAcc, qAcc"),
+    ("illusionvqa", "official", "IllusionVQA generic_eval.ipynb: accuracy over all items"),
+    ("illusionvqa", "lmms-eval", "lmms-eval illusionvqa: exact_match over items"),
+    ("vstar", "official", "V* vstar_bench_eval.py: accuracy over all items"),
+    ("vstar", "lmms-eval", "lmms-eval vstar_bench: overall accuracy"),
+    ("vstar", "vlmevalkit", "VLMEvalKit VStarBench (ImageMCQDataset, report_acc): Overall over items"),
+]
+
+
+@pytest.mark.parametrize("fmt, name, rule", RULES)
+def test_each_scorer_names_itself_and_the_harness_rule_it_follows(fmt, name, rule):
+    from trompe_agents.datasets import scorers
+
+    answered = {"id": "1", "label": "B", "agent": "main", "answer": "B", "answer_type": "choice:4",
+                "choices": ["a", "b", "c", "d"], "category": "direct_attributes"}
+    found = scorers.score(fmt, [answered] if fmt == "vstar" else [], name)
+    assert (found.scorer, found.rule) == (name, rule)
+    if fmt == "vstar":  # the agent's answer, no raw reply: read as written ("B"), right
+        assert found.groups == [("direct_attributes", 1.0, 1)]
+
+
+def test_lmms_eval_blink_reads_the_letter_alone_only_on_the_first_line():
+    """_extract_answer_letter: the first *line* of at most four characters, not the first word."""
+    assert lmms_blink_letter("A closer look shows (B).", 4) == "B"
+    assert lmms_blink_letter("A\nThe closer one.", 4) == "A"
+
+
+def test_the_blink_judge_s_verdict_beyond_the_item_s_options_reads_as_no_option():
+    from trompe_agents.datasets.benchmarks import benchmarks
+
+    judge = benchmarks()["blink"].judges["official"]
+    assert judge.verdict("(C)", {"choices": ["x", "y"]}) == "(Z)"
+    assert judge.verdict("(B)", {"choices": ["x", "y"]}) == "(B)"
