@@ -108,3 +108,25 @@ def test_blink_a_reply_that_is_one_capital_letter_is_read_by_the_official_token_
     """`analyze_answer`: `if response in ["A", "B", "C", "D", "E"]` comes before any matcher rule."""
     assert match(letter, letters=5) == Match(f"({letter})", "token")
     assert match(letter.lower(), letters=5) == Match(f"({letter})", "bare letter")  # the matcher's, not official
+
+
+@pytest.mark.parametrize("reply", [None, "", "  \n "])
+def test_blink_an_empty_reply_is_read_as_empty(reply):
+    assert match(reply, letters=4) == Match(None, "empty")
+
+
+def test_blink_reads_only_the_item_s_own_option_letters():
+    """The item's options set the letters (its `letters`, else its choices, else A-E): a bracketed (C) on a
+    two-option item is no token, with or without stray tokens before it."""
+    assert match("(C) is the one.", letters=2) == Match(None, "no option")
+    assert match("<s> (C) is the one.", letters=2) == Match(None, "no option")
+    assert match("(B) is the one.", letters=2) == Match("(B)", "token")
+    assert match("The correct answer is C.", ["x", "y"]) == Match(None, "no option")
+    assert match("The correct answer is C.", ["x", "y", "z"]) == Match("(C)", "stated answer")
+    assert match("The correct answer is E.") == Match("(E)", "stated answer")  # no options named: A-E
+
+
+def test_blink_one_token_in_the_reply_but_none_in_its_last_paragraph_is_that_token():
+    """`analyze_answer`: the last paragraph's token when it holds exactly one, else the one token anywhere."""
+    assert match("(A) seems right.\n\nBut I am not sure.", letters=4) == Match("(A)", "token")
+    assert match("(A) seems right.\n\nNo, (B) it is.", letters=4) == Match("(B)", "token")  # two anywhere
