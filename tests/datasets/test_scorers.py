@@ -431,3 +431,27 @@ def test_the_blink_judge_s_verdict_beyond_the_item_s_options_reads_as_no_option(
     judge = benchmarks()["blink"].judges["official"]
     assert judge.verdict("(C)", {"choices": ["x", "y"]}) == "(Z)"
     assert judge.verdict("(B)", {"choices": ["x", "y"]}) == "(B)"
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("B\nNot (C), as it looked.\nSure.", "B"),  # the first line alone, not all but the last
+    ("(B).\nThe answer is C.", "B"),  # a first line of four characters is read...
+    ("(B).,\nThe answer is C.", "C"),  # ...one of five is not: the stated answer decides
+    ("b\nThe answer is (C).", "B"),  # the first line's letter in any case
+    ("I think the answer is C", "C"),  # "answer is X" with no bracketed letter anywhere
+    ("So the answer is c", "C"),
+    ("I pick (C) here", "C"),  # no stated answer: the last "(X)"
+    ("E\nActually (B)", "B"),  # E is no option of a four-option item
+])
+def test_lmms_eval_blink_letter_rules_on_each_side(reply, letter):
+    """lmms-eval 0.7.3 blink/utils.py `_extract_answer_letter`, in its order, on a four-option item."""
+    assert lmms_blink_letter(reply, 4) == letter
+    record = {"id": "1", "label": letter, "agent": "main", "answer": "x", "reply": reply,
+              "choices": ["w", "x", "y", "z"], "category": "Jigsaw"}
+    assert score("blink", [record], "lmms-eval")[1] == {"Jigsaw": 1.0}
+
+
+def test_blink_official_reads_an_option_by_its_text_among_the_item_s_choices():
+    record = {"id": "1", "label": "B", "agent": "main", "answer": "x", "reply": "The second one.",
+              "choices": ["first", "second"], "category": "Jigsaw"}
+    assert score("blink", [record], "official")[0] == {"mean over subtasks": 1.0, "accuracy": 1.0}
