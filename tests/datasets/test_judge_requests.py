@@ -33,7 +33,8 @@ def test_vlmevalkit_asks_its_judge_build_prompt_and_for_blink_build_prompt_blink
 @pytest.mark.parametrize("fmt, blink", [("blink", True), ("vstar", False)])
 def test_the_vlmevalkit_judge_is_asked_only_where_can_infer_reads_nothing_and_read_by_can_infer(fmt, blink):
     judge = benchmarks()[fmt].judges["vlmevalkit"]
-    for built in (judge, vlmeval_mcq.judge(blink=blink)):  # the benchmark's, and one built now
+    # the benchmark's, and one built now as its module builds it (V*: the default, build_prompt)
+    for built in (judge, vlmeval_mcq.judge(blink=True) if blink else vlmeval_mcq.judge()):
         assert built.unread("The left one.", RECORD) and not built.unread("Point B", RECORD)
         assert built.prompt("The left one.", RECORD) == vlmeval_mcq.prompt("The left one.", RECORD, blink=blink)
         assert (built.verdict("B", RECORD), built.verdict("none of them", RECORD)) == ("B", "Z")
