@@ -130,3 +130,13 @@ def test_blink_one_token_in_the_reply_but_none_in_its_last_paragraph_is_that_tok
     """`analyze_answer`: the last paragraph's token when it holds exactly one, else the one token anywhere."""
     assert match("(A) seems right.\n\nBut I am not sure.", letters=4) == Match("(A)", "token")
     assert match("(A) seems right.\n\nNo, (B) it is.", letters=4) == Match("(B)", "token")  # two anywhere
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Point B is closer. Point A is farther.", Match("(B)", "named letter, first sentence")),
+    ("Point A or Point B? Hard to say.\n\nPoint B is it.", Match("(B)", "named letter, last paragraph")),
+    ("I compared them. Point C is nearest.\n\nThat is all.", Match("(C)", "named letter, reply")),
+    ("I looked closely. It is the second one.", Match("(B)", "option text")),  # not in the first sentence
+])
+def test_blink_a_named_letter_is_read_first_sentence_then_last_paragraph_then_anywhere(reply, expected):
+    assert match(reply, ["first", "second", "third"]) == expected
