@@ -382,6 +382,7 @@ def test_lmms_eval_vstar_reads_an_upper_cased_reply_and_a_lone_letter_inside_a_w
     """extract_answer_letter: the reply is upper-cased first; failing every pattern, a single A-D letter wins."""
     assert lmms_vstar_letter("b") == "B"
     assert lmms_vstar_letter("option-c") == "C"  # no pattern: "-" is neither space nor colon; one letter C
+    assert lmms_vstar_letter("I cannot tell") is None  # two letters (C, A) and no pattern: none, not "I"
 
 
 def test_blink_writes_only_options_in_brackets():
