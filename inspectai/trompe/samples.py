@@ -61,8 +61,8 @@ def result_record(meta: dict[str, Any], model: str, answer: str | None, reasons:
         str(meta["id"]), index=sample_meta.get("index", meta["id"]), position=meta["position"],
         question=meta["question"], choices=meta["choices"], images=meta["images"], label=meta["answer"],
         category=meta["category"], family=sample_meta.get("family"), magnitude=sample_meta.get("magnitude"),
-        counterfactual=sample_meta.get("counterfactual"), keys=metric_keys(sample_meta), model=model,
-        answer_type=meta.get("answer_type"))
+        magnitude_unit=sample_meta.get("magnitude_unit"), counterfactual=sample_meta.get("counterfactual"),
+        keys=metric_keys(sample_meta), model=model, answer_type=meta.get("answer_type"))
     if answer is None:
         return facts.with_failure(ErrorKind(kind or ErrorKind.NO_ANSWER), error, reply=reply)
     return facts.with_answer(answer, agent, correct, reasons=reasons, error=error)

@@ -42,7 +42,7 @@ def read_answer(text: str, meta: dict[str, Any]) -> tuple[str | None, str]:
     """The answer in a solver's final text and its reasons: the agent's JSON answer, else the benchmark's cue."""
     try:
         found = parse_answer(text, answer_schema(meta["task"], meta["choices"], answer_type(meta)))
-        return found["answer"], found.get("reasons", "")
+        return found["answer"], found["reasons"]  # every answer schema requires reasons
     except AnswerError:
         return extract(meta["format"], text, expected=meta["answer"], choices=meta["choices"]), ""
 

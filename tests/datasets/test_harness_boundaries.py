@@ -73,3 +73,70 @@ def test_vlmevalkit_the_letter_counts_only_among_the_last_four_words(reply, expe
 def test_vlmevalkit_just_outside_the_last_four_words_scores_z():
     assert exact_matching("so B is my own pick", CHOICES) == Inferred("Z", "no option (exact matching: Z)")
     assert exact_matching("so B is my pick", CHOICES) == Inferred("B", "option letter")
+
+
+# BLINK's matcher reads an option by its text only as a whole word, and a text inside a longer option's text
+# ("red" in "dark red") yields to the longer one; a one-character text ("x") is too short to be read at all
+@pytest.mark.parametrize("reply, choices, expected", [
+    ("The blue one, not the hundred others.", ["red", "blue"], "(B)"),  # "red" inside a word before it
+    ("The blue one; the other is reddish.", ["red", "blue"], "(B)"),  # "red" inside a word after it
+    ("The red one; the other is bluish.", ["red", "blue"], "(A)"),
+    ("the dark red one", ["red", "dark red"], "(B)"),  # the longer option holding the shorter wins
+    ("the red one", ["red", "dark red"], "(A)"),
+    ("I pick the red one, not x.", ["x", "the red one"], "(B)"),  # "x" is one character: no text to read
+])
+def test_blink_an_option_text_counts_as_a_whole_word_and_the_longer_of_two_nested_texts_wins(reply, choices,
+                                                                                            expected):
+    assert match(reply, choices) == Match(expected, "option text")
+
+
+def test_blink_two_option_texts_in_one_reply_read_as_no_option():
+    assert match("Either the red one or the blue one.", ["red", "blue"]).prediction is None
+
+
+def test_vlmevalkit_reads_an_option_text_only_in_a_reply_at_most_twice_all_option_texts_long():
+    """`can_infer_text`: `len(answer) > 2 * sum(len(option texts))` reads nothing; red + blue: 7, so 14 chars."""
+    from trompe_agents.datasets.vlmeval_match import infer_text
+
+    table = {"A": "red", "B": "blue"}
+    assert len("it is red, ok.") == 14 and infer_text("it is red, ok.", table) == Inferred("A", "option text")
+    assert infer_text("it is red, ok!!", table) is None
+
+
+@pytest.mark.parametrize("letter", list("ABCDE"))
+def test_blink_a_reply_that_is_one_capital_letter_is_read_by_the_official_token_rule(letter):
+    """`analyze_answer`: `if response in ["A", "B", "C", "D", "E"]` comes before any matcher rule."""
+    assert match(letter, letters=5) == Match(f"({letter})", "token")
+    assert match(letter.lower(), letters=5) == Match(f"({letter})", "bare letter")  # the matcher's, not official
+
+
+@pytest.mark.parametrize("reply", [None, "", "  \n "])
+def test_blink_an_empty_reply_is_read_as_empty(reply):
+    assert match(reply, letters=4) == Match(None, "empty")
+
+
+def test_blink_reads_only_the_item_s_own_option_letters():
+    """The item's options set the letters (its `letters`, else its choices, else A-E): a bracketed (C) on a
+    two-option item is no token, with or without stray tokens before it."""
+    assert match("(C) is the one.", letters=2) == Match(None, "no option")
+    assert match("<s> (C) is the one.", letters=2) == Match(None, "no option")
+    assert match("(B) is the one.", letters=2) == Match("(B)", "token")
+    assert match("The correct answer is C.", ["x", "y"]) == Match(None, "no option")
+    assert match("The correct answer is C.", ["x", "y", "z"]) == Match("(C)", "stated answer")
+    assert match("The correct answer is E.") == Match("(E)", "stated answer")  # no options named: A-E
+
+
+def test_blink_one_token_in_the_reply_but_none_in_its_last_paragraph_is_that_token():
+    """`analyze_answer`: the last paragraph's token when it holds exactly one, else the one token anywhere."""
+    assert match("(A) seems right.\n\nBut I am not sure.", letters=4) == Match("(A)", "token")
+    assert match("(A) seems right.\n\nNo, (B) it is.", letters=4) == Match("(B)", "token")  # two anywhere
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Point B is closer. Point A is farther.", Match("(B)", "named letter, first sentence")),
+    ("Point A or Point B? Hard to say.\n\nPoint B is it.", Match("(B)", "named letter, last paragraph")),
+    ("I compared them. Point C is nearest.\n\nThat is all.", Match("(C)", "named letter, reply")),
+    ("I looked closely. It is the second one.", Match("(B)", "option text")),  # not in the first sentence
+])
+def test_blink_a_named_letter_is_read_first_sentence_then_last_paragraph_then_anywhere(reply, expected):
+    assert match(reply, ["first", "second", "third"]) == expected

@@ -113,6 +113,10 @@ def test_the_agents_answers_are_rendered_in_the_prompts_form_for_the_harnesses()
     assert render({**base, "answer": "B", "answer_type": "choice:4"}, "blink") == "(B)"
     assert render({**base, "answer": "B", "answer_type": "choice:4"}, "illusionvqa") == "B"
     assert render({**base, "answer": "B", "agent": "default"}, "blink") is None  # an invented answer is none
+    # a record of an old run names no answer type: a yes/no answer is still capitalised, any other in the form
+    assert render({**base, "answer": "yes"}, "blindtest") == "Yes"
+    assert render({**base, "answer": "no"}, "blindtest") == "No"
+    assert render({**base, "answer": "2"}, "blindtest") == "{2}"
 
 
 def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it(tmp_path, capsys):
@@ -165,6 +169,15 @@ def test_vlmevalkit_yes_no_reads_words_after_process_punctuation():
     assert vlmeval_yes_no("yes/no") == "Unknown"  # '/' unspaced becomes a space: both words
     assert vlmeval_yes_no("Yes-ish") == "Yes"  # '-' unspaced becomes a space: the words are "yes", "ish"
     assert vlmeval_yes_no("I cannot say") == "Unknown"
+    # a digit comma anywhere ("3,5") makes process_punctuation drop every mark instead of spacing it
+    assert vlmeval_yes_no("Yes, both are 3,5 cm; no-one could tell them apart.") == "Yes"  # "noone"
+    assert vlmeval_yes_no("Yes, both are 3.5 cm; no-one could tell them apart.") == "Unknown"  # "no", "one"
+    # a mark with a space on either side anywhere is dropped everywhere: "no-one" stays one word
+    assert vlmeval_yes_no("Yes no-one agrees.") == "Unknown"
+    assert vlmeval_yes_no("Yes- no-one agrees.") == vlmeval_yes_no("Yes -no-one agrees.") == "Yes"
+    # `re.sub(periodStrip, "", text, re.UNICODE)` passes 32 as the count: a 33rd period stays, "yes." is no word
+    assert vlmeval_yes_no("Hmm" + "." * 31 + " yes.") == "Yes"
+    assert vlmeval_yes_no("Hmm" + "." * 32 + " yes.") == "Unknown"
 
 
 def test_hallusionbench_scorers_differ_on_the_same_replies():
@@ -322,3 +335,124 @@ def test_a_judge_backend_matches_only_the_replies_no_rule_reads_and_is_named_per
                        "hallusionbench vlmevalkit, vstar vlmevalkit"):
         illusion_agent(["score", str(out), "--scorer", "lmms-eval", "--judge-backend", "function",
                         "--judge-model", "scripted_answers:judge_says_b"])
+
+
+def test_a_failed_item_is_decided_by_no_answer_and_formats_without_rules_decide_nothing():
+    from trompe_agents.datasets.scorers import decided_by
+
+    answered = {"id": "a", "label": "B", "agent": "main", "answer": "B", "answer_type": "choice:2",
+                "choices": ["first", "second"], "category": "Jigsaw"}
+    failed = {"id": "f", "label": "A", "answer": None, "error_kind": "timeout", "choices": ["first", "second"]}
+    unlabelled = {**answered, "id": "u", "label": None}
+    assert decided_by("blink", [answered, failed, unlabelled]) == {"a": "token", "f": "no answer"}
+    assert decided_by(None, [answered]) == decided_by("jsonl", [answered]) == {}
+
+
+def test_an_item_without_a_category_is_counted_in_the_group_named_dash():
+    records = [{"id": "1", "label": "A", "agent": "main", "answer": "A", "answer_type": "choice:2",
+                "choices": ["x", "y"], "category": None},
+               {"id": "2", "label": "B", "agent": "main", "answer": "A", "answer_type": "choice:2",
+                "choices": ["x", "y"], "category": "Jigsaw"}]
+    _, groups = score("blink", records, "official")
+    assert groups == {"-": 1.0, "Jigsaw": 0.0}
+
+
+@pytest.mark.parametrize("fmt", ["blindtest", "blink", "hallusionbench", "illusionvqa", "vstar"])
+def test_every_harness_scores_a_run_with_no_labelled_item_as_zero_not_a_division_by_zero(fmt):
+    from trompe_agents.datasets import scorers
+
+    for name in scorers.scorers_for(fmt):
+        found = scorers.score(fmt, [], name)
+        assert found.groups == [] and set(found.headline.values()) == {0.0}, (fmt, name, found.headline)
+
+
+def test_vstar_official_is_accuracy_over_items_and_the_mean_over_categories_by_hand():
+    """vstar_bench_eval.py: accuracy per question type; trompe reports the mean over all items and over types."""
+    from trompe_agents.datasets import scorers
+
+    records = [mc("direct_attributes", "A", "(A)", 0), mc("direct_attributes", "B", "The answer is C.", 1),
+               mc("direct_attributes", "C", "C", 2), mc("relative_position", "D", "D", 3)]
+    found = scorers.score("vstar", records, "official")
+    assert (found.scorer, found.rule) == ("official", "V* vstar_bench_eval.py: accuracy over all items")
+    assert found.headline == {"accuracy": pytest.approx(3 / 4), "mean over categories": pytest.approx((2 / 3 + 1) / 2)}
+    assert found.groups == [("direct_attributes", pytest.approx(2 / 3), 3), ("relative_position", 1.0, 1)]
+
+
+def test_lmms_eval_vstar_reads_an_upper_cased_reply_and_a_lone_letter_inside_a_word():
+    """extract_answer_letter: the reply is upper-cased first; failing every pattern, a single A-D letter wins."""
+    assert lmms_vstar_letter("b") == "B"
+    assert lmms_vstar_letter("option-c") == "C"  # no pattern: "-" is neither space nor colon; one letter C
+    assert lmms_vstar_letter("I cannot tell") is None  # two letters (C, A) and no pattern: none, not "I"
+
+
+def test_blink_writes_only_options_in_brackets():
+    base = {"agent": "main", "id": "x"}
+    assert render({**base, "answer": "2", "answer_type": "integer"}, "blink") == "2"
+
+
+RULES = [  # what `illusion-agent score --json` writes as each scorer's `rule`, beside its `scorer` name
+    ("blindtest", "official", "VLMs Are Blind, Table 1: accuracy per task (8 tasks), mean over tasks"),
+    ("blindtest", "lmms-eval", "lmms-eval 0.7.3 vlmsareblind utils.py: task_mean over tasks"),
+    ("blindtest", "vlmevalkit", "VLMEvalKit VLMBlind.evaluate: accuracy per task (9 tasks)"),
+    ("blink", "official", "BLINK eval/evaluate.py: accuracy per subtask, mean over subtasks"),
+    ("blink", "lmms-eval", "lmms-eval 0.7.3 blink: blink_acc, mean over subtasks"),
+    ("blink", "vlmevalkit", "VLMEvalKit BLINK (ImageMCQDataset, report_acc): Overall over items"),
+    ("hallusionbench", "official", "tianyi-lab/HallusionBench utils.py (aAcc, qAcc, fAcc)"),
+    ("hallusionbench", "lmms-eval", "lmms-eval hallusion_bench_image: official rules on the image split"),
+    ("hallusionbench", "vlmevalkit", "VLMEvalKit Hallusion_rating (exact matching): aAcc, fAcc, qAcc"),
+    ("illusionvqa", "official", "IllusionVQA generic_eval.ipynb: accuracy over all items"),
+    ("illusionvqa", "lmms-eval", "lmms-eval illusionvqa: exact_match over items"),
+    ("vstar", "official", "V* vstar_bench_eval.py: accuracy over all items"),
+    ("vstar", "lmms-eval", "lmms-eval vstar_bench: overall accuracy"),
+    ("vstar", "vlmevalkit", "VLMEvalKit VStarBench (ImageMCQDataset, report_acc): Overall over items"),
+]
+
+
+@pytest.mark.parametrize("fmt, name, rule", RULES)
+def test_each_scorer_names_itself_and_the_harness_rule_it_follows(fmt, name, rule):
+    from trompe_agents.datasets import scorers
+
+    answered = {"id": "1", "label": "B", "agent": "main", "answer": "B", "answer_type": "choice:4",
+                "choices": ["a", "b", "c", "d"], "category": "direct_attributes"}
+    found = scorers.score(fmt, [answered] if fmt == "vstar" else [], name)
+    assert (found.scorer, found.rule) == (name, rule)
+    if fmt == "vstar":  # the agent's answer, no raw reply: read as written ("B"), right
+        assert found.groups == [("direct_attributes", 1.0, 1)]
+
+
+def test_lmms_eval_blink_reads_the_letter_alone_only_on_the_first_line():
+    """_extract_answer_letter: the first *line* of at most four characters, not the first word."""
+    assert lmms_blink_letter("A closer look shows (B).", 4) == "B"
+    assert lmms_blink_letter("A\nThe closer one.", 4) == "A"
+
+
+def test_the_blink_judge_s_verdict_beyond_the_item_s_options_reads_as_no_option():
+    from trompe_agents.datasets.benchmarks import benchmarks
+
+    judge = benchmarks()["blink"].judges["official"]
+    assert judge.verdict("(C)", {"choices": ["x", "y"]}) == "(Z)"
+    assert judge.verdict("(B)", {"choices": ["x", "y"]}) == "(B)"
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("B\nNot (C), as it looked.\nSure.", "B"),  # the first line alone, not all but the last
+    ("(B).\nThe answer is C.", "B"),  # a first line of four characters is read...
+    ("(B).,\nThe answer is C.", "C"),  # ...one of five is not: the stated answer decides
+    ("b\nThe answer is (C).", "B"),  # the first line's letter in any case
+    ("I think the answer is C", "C"),  # "answer is X" with no bracketed letter anywhere
+    ("So the answer is c", "C"),
+    ("I pick (C) here", "C"),  # no stated answer: the last "(X)"
+    ("E\nActually (B)", "B"),  # E is no option of a four-option item
+])
+def test_lmms_eval_blink_letter_rules_on_each_side(reply, letter):
+    """lmms-eval 0.7.3 blink/utils.py `_extract_answer_letter`, in its order, on a four-option item."""
+    assert lmms_blink_letter(reply, 4) == letter
+    record = {"id": "1", "label": letter, "agent": "main", "answer": "x", "reply": reply,
+              "choices": ["w", "x", "y", "z"], "category": "Jigsaw"}
+    assert score("blink", [record], "lmms-eval")[1] == {"Jigsaw": 1.0}
+
+
+def test_blink_official_reads_an_option_by_its_text_among_the_item_s_choices():
+    record = {"id": "1", "label": "B", "agent": "main", "answer": "x", "reply": "The second one.",
+              "choices": ["first", "second"], "category": "Jigsaw"}
+    assert score("blink", [record], "official")[0] == {"mean over subtasks": 1.0, "accuracy": 1.0}
