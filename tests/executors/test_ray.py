@@ -46,6 +46,10 @@ def ray_cluster(tmp_path_factory, gated_run):
         mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
         mp.setenv("TMPDIR", str(root))  # where workers killed on purpose leave their spill folders
         mp.setenv("TROMPE_TEST_GATE", str(gate(gated_run)))  # the gated model's actors hang until it exists
+        # Ray starts its workers at nice 15 and kills one that has not registered within 60 s as hung: at a load of
+        # 30 on two cores a killed actor's new worker can starve that long, and the actor then never comes back.
+        mp.setenv("RAY_worker_niceness", "0")
+        mp.setenv("RAY_worker_register_timeout_seconds", "600")
         context = ray.init(num_cpus=2, include_dashboard=False, _temp_dir=sessions, logging_level="WARNING")
     try:
         yield context.address_info["gcs_address"]
