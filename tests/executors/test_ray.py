@@ -26,8 +26,8 @@ from trompe_agents.toolclient import ToolClient  # noqa: E402
 
 from executorkit import SCRIPTED, comparable, gate, result_lines, run_cli, spec_for  # noqa: E402
 
-# A Ray cluster, its actors and a killed driver. The timeout only detects a hang: at a load of 30 on two cores
-# Ray's start and each restart of a killed actor take a minute of wall time (bench/README.md).
+# A Ray cluster, its actors and a killed driver. The timeout only detects a hang: at a load of 40-65 on two cores
+# the module took 7:32, its longest tests about 125 s each (5 December 2026).
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
