@@ -60,8 +60,8 @@ def ray_cluster(tmp_path_factory, gated_run):
 
 @pytest.fixture
 def ray_executor(ray_cluster):
-    """`create_executor("ray", ...)`, whose actors are killed after the test even if it was stopped mid-run: an
-    interrupted run leaves its actors holding the cluster's two CPUs, and the next test's could never start."""
+    """`create_executor("ray", ...)`, whose actors are killed after the test even if it was stopped mid-run: actors
+    an interrupted run could not close would hold the cluster's two CPUs, and no later test's could start."""
     made = []
 
     def make(*args, **kwargs):
