@@ -27,6 +27,10 @@ logger = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 FD_RESERVE = 64  # descriptors kept free for image files, spill files and the event loop itself
 BODY_GRACE = 2.0  # seconds a request body may take before min_body_rate applies (TCP slow start, a busy client)
+# An idle kept-alive connection is closed after KEEP_ALIVE seconds: longer than the 5 s after which httpx, the
+# MCP SDK's client, stops reusing one, so the client always retires it first. With both at 5 s, a loaded client
+# sent its next request into a connection the server was closing that moment, and got a reset.
+KEEP_ALIVE = 15.0
 LINGER = 2.0  # seconds a connection answered 408 is still read (and the bytes dropped) before it is closed
 UNAUTHORIZED = "missing or wrong bearer token: send the server's --token as 'Authorization: Bearer TOKEN'"
 
@@ -270,7 +274,7 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     shown = f"[{host}]" if ":" in host else host
     print(f"trompe-server: serving {tool_count} tools over streamable HTTP at http://{shown}:{port}/mcp "
           "(Ctrl-C to stop)", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol, timeout_keep_alive=5))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol, timeout_keep_alive=KEEP_ALIVE))
 
     async def serve() -> None:
         asyncio.get_running_loop().set_exception_handler(AcceptErrors())
