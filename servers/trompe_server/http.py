@@ -27,6 +27,11 @@ logger = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 FD_RESERVE = 64  # descriptors kept free for image files, spill files and the event loop itself
 BODY_GRACE = 2.0  # seconds a request body may take before min_body_rate applies (TCP slow start, a busy client)
+# An idle kept-alive connection is closed after KEEP_ALIVE seconds: longer than the 5 s after which httpx, the
+# MCP SDK's client, stops reusing one, so the client always retires it first. With both at 5 s, a loaded client
+# sent its next request into a connection the server was closing that moment, and got a reset.
+KEEP_ALIVE = 15.0
+LINGER = 2.0  # seconds a connection answered 408 is still read (and the bytes dropped) before it is closed
 UNAUTHORIZED = "missing or wrong bearer token: send the server's --token as 'Authorization: Bearer TOKEN'"
 
 
@@ -114,6 +119,7 @@ def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: 
         _deadline: asyncio.TimerHandle | None = None
         _body_start: float | None = None  # loop time the current request's body began
         _body_bytes = 0
+        _answered = False  # a 408 was sent: what the client still sends is read and dropped until it closes
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -125,6 +131,8 @@ def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: 
             self._arm(header_timeout)
 
         def data_received(self, data: bytes) -> None:
+            if self._answered:
+                return
             super().data_received(data)
             state = self.conn.their_state
             if state is h11.SEND_BODY:
@@ -162,11 +170,21 @@ def guarded_protocol(max_connections: int, header_timeout: float, read_timeout: 
                 self._arm(read_timeout)
                 return
             if not self.transport.is_closing():
-                self.transport.write(_raw_response("408 Request Timeout", "request not received in time "
-                                                   f"(header_timeout {header_timeout:g} s, read_timeout "
-                                                   f"{read_timeout:g} s, min_body_rate {min_body_rate} "
-                                                   "bytes/s)"))
-                self.transport.close()
+                self._answer_and_linger(_raw_response("408 Request Timeout", "request not received in time "
+                                                      f"(header_timeout {header_timeout:g} s, read_timeout "
+                                                      f"{read_timeout:g} s, min_body_rate {min_body_rate} "
+                                                      "bytes/s)"))
+
+        def _answer_and_linger(self, response: bytes) -> None:
+            """Send `response` and a FIN, then drop what the client still sends until it closes or LINGER passes.
+
+            A client cut mid-request is still sending; closing at once, with its bytes unread or still arriving,
+            makes the kernel answer with a reset, which can reach the client before it has read the 408.
+            """
+            self._answered = True
+            self.transport.write(response)
+            self.transport.write_eof()  # the FIN follows the reply; the client's EOF then closes the transport
+            self._deadline = self.loop.call_later(LINGER, self.transport.close)
 
     return GuardedH11Protocol
 
@@ -256,7 +274,7 @@ def serve_http(mcp, host: str, port: int, token: str | None, allowed_hosts: list
     shown = f"[{host}]" if ":" in host else host
     print(f"trompe-server: serving {tool_count} tools over streamable HTTP at http://{shown}:{port}/mcp "
           "(Ctrl-C to stop)", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol, timeout_keep_alive=5))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", http=protocol, timeout_keep_alive=KEEP_ALIVE))
 
     async def serve() -> None:
         asyncio.get_running_loop().set_exception_handler(AcceptErrors())

@@ -261,6 +261,21 @@ async def test_headers_sent_byte_by_byte_time_out_from_the_first_byte():
     assert 0.5 < elapsed < 2.5, elapsed  # reset per byte, it would come only once the 4 s of dripping stop
 
 
+async def test_bytes_arriving_as_the_408_is_sent_do_not_turn_it_into_a_reset():
+    """A byte lands in the server's socket in the same loop turn as the timeout (what a loaded box does by
+    chance): closing with it unread sent a reset, and the client lost the 408."""
+    loop = asyncio.get_running_loop()
+    async with guarded(header_timeout=5, read_timeout=0.3) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(REQUEST % 100 + b"{")
+        await asyncio.sleep(0.1)  # the server has read it and armed its 0.3-s deadline
+        loop.call_soon(time.sleep, 0.4)  # the loop stalls, so the next turn runs both of these in order:
+        loop.call_later(0.15, writer.write, b" ")  # the client's byte reaches the server's socket, unread
+        reply = await read_all(reader)
+        writer.close()
+    assert reply == timed_out(5, 0.3, 1000)
+
+
 async def test_a_body_that_stalls_times_out_after_read_timeout():
     async with guarded(header_timeout=5, read_timeout=0.4) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
