@@ -199,8 +199,6 @@ def main(argv: list[str] | None = None) -> None:
 def execute(args: argparse.Namespace) -> None:
     """Serve, or print a listing, as the parsed options say."""
     os.environ.update(dict(args.env))
-    return_freed_pixels_to_the_os()
-    keep_freed_blocks()
     try:
         app = create_app(config_from_args(args))
     except (PluginError, ValueError) as exc:  # a bad setting: a usage error (status 2, exits.py)
@@ -209,6 +207,10 @@ def execute(args: argparse.Namespace) -> None:
         if args.list_tools or args.list_plugins:
             print(listing(app, args))  # a reader that stops early (`| head`): commandline.entry_point
             return
+        # only a serving process tunes malloc and Pillow's block cache: process-wide settings, which a listing
+        # run in another program's process (a test, a notebook) must not leave behind
+        return_freed_pixels_to_the_os()
+        keep_freed_blocks()
         # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
         # SIGHUP (the terminal closed) stops it as SIGTERM does, unless it was started ignoring it (nohup); so
         # does SIGINT over stdio, unless ignored (a script's background job): what the caller asked for is kept.

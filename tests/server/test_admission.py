@@ -245,3 +245,14 @@ def test_holes_in_the_heap_count_against_the_memory_budget():
     before, holes, kept = (int(v) for v in done.stdout.split())
     assert before == 80 and holes >= 80, done.stdout  # nothing spilled while the heap had no holes
     assert kept + holes + 8 <= 128, done.stdout  # the images spilled free holes the next ones fit
+
+
+def test_a_listing_run_in_another_programs_process_leaves_its_heap_uncounted(capsys):
+    """Only a serving trompe-server tunes malloc and counts the heap's holes against its budget: `main` run in a
+    test or a notebook to list tools must not make every later in-process registry spill (CI saw it do so)."""
+    from trompe_server.admission import heap_free
+    from trompe_server.cli import main
+
+    main(["--list-tools"])
+    assert "crop" in capsys.readouterr().out
+    assert heap_free() == 0
