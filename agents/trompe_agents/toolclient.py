@@ -17,7 +17,6 @@ failover went to a lagging replica): that too is a ToolInfrastructureError, neve
 
 from __future__ import annotations
 
-import pybase64
 import logging
 import secrets
 import shlex
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
+import pybase64
 from trompe_server.pixel_segments import CAPABILITY as SHARED_PIXELS
 from trompe_server.wire import FAILURE_META, REQUEST_META
 

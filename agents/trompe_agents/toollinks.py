@@ -8,8 +8,9 @@ without `mcp=True` is the in-process one), never chosen per call.
 
 from __future__ import annotations
 
-import pybase64
 from typing import TYPE_CHECKING, Any, Protocol
+
+import pybase64
 
 if TYPE_CHECKING:  # mcp is imported where a connection is made (toolclient.py says why)
     from mcp import Client
