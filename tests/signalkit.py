@@ -7,6 +7,8 @@ the command must stop on SIGTERM, and on SIGINT and SIGHUP unless they were igno
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 from typing import Any
@@ -26,3 +28,14 @@ AS_A_SCRIPT: dict[str, Any] = {"preexec_fn": _ignore_sigint, "start_new_session"
 # ...and a command typed at a terminal (whatever the test runner itself was started with)
 AS_A_TERMINAL: dict[str, Any] = {"preexec_fn": _default_signals}
 STARTS = {"script": AS_A_SCRIPT, "terminal": AS_A_TERMINAL}
+
+
+def kill_session(leader: int) -> None:
+    """SIGKILL every process in the session `leader` began (start_new_session=True): its process group alone
+    misses what put itself in a group of its own, as Ray's workers do."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.getsid(int(entry)) == leader:
+                os.kill(int(entry), signal.SIGKILL)

@@ -83,12 +83,38 @@ async def run_in_process(probes, out, executor=None, on_result=None, model="line
             RunOptions(out=out, concurrency=4, progress=False), on_result=on_result, executor=executor))
 
 
-async def test_ray_gives_the_same_results_as_the_local_executor(ray_executor, probes, tmp_path, scripted_path):
+async def test_ray_gives_the_same_results_as_the_local_executor(ray_executor, probes, tmp_path, scripted_path,
+                                                                capsys):
     local, remote = tmp_path / "local", tmp_path / "ray"
     await run_in_process(probes, local)
-    await run_in_process(probes, remote, ray_executor(spec_for(remote), workers=2, concurrency=4))
+    executor = ray_executor(spec_for(remote), workers=2, concurrency=4)
+    await run_in_process(probes, remote, executor)
     assert comparable(remote) == comparable(local)
     assert len(result_lines(remote)) == len(probes)
+    # each actor closed its tool server in the task that opened it (else the spill folder would be left)
+    assert executor.actors == [] and "not closed cleanly" not in capsys.readouterr().err
+
+
+class DriverStopped(Exception):
+    """What the driver raises at its first record, as it does when the run folder's disk is full."""
+
+
+async def test_a_run_stopped_with_answers_in_flight_cancels_them_and_closes_every_actor(ray_executor, probes,
+                                                                                      tmp_path, scripted_path,
+                                                                                      capsys):
+    """The driver stops at its first record while the other samples' answers wait on a silent vendor: the run ends
+    at once with the driver's error, the answers in flight are cancelled and every actor is closed and killed,
+    instead of the actors' close waiting behind answers that never come."""
+    out = tmp_path / "run"
+    executor = ray_executor(spec_for(out, "scripted:first_then_silent"), workers=2, concurrency=4)
+
+    def stop(record) -> None:
+        raise DriverStopped("stop")
+
+    with pytest.raises(DriverStopped):
+        await asyncio.wait_for(run_in_process(probes, out, executor, stop, model="first_then_silent"), 300)
+    assert executor.actors == []
+    assert "not closed cleanly" not in capsys.readouterr().err
 
 
 async def test_a_killed_worker_s_tasks_are_retried(ray_executor, probes, tmp_path, scripted_path):

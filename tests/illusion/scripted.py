@@ -42,6 +42,20 @@ async def gated_line_then_yes(messages, tools):
     return reply
 
 
+_ANSWERED: list[bool] = []  # samples this process has answered (first_then_silent)
+
+
+async def first_then_silent(messages, tools):
+    """As line_then_yes until this process has answered a sample; a sample begun after that waits for ever, as on a
+    vendor that stopped replying, so its task stays in flight until the run cancels it."""
+    if messages[-1].role == "user" and _ANSWERED:
+        await asyncio.Event().wait()
+    reply = line_then_yes(messages, tools)
+    if isinstance(reply, dict):
+        _ANSWERED.append(True)
+    return reply
+
+
 def crops_forever_unless_rescue(messages, tools):
     """The main agent never stops cropping; the rescue agent reuses main's last image and answers."""
     system = messages[0].text

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.results import RESULTS
 from runlines import written
+from signalkit import kill_session
 from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
@@ -59,7 +59,7 @@ def illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | None = No
         try:
             stdout, stderr = run.communicate(timeout=RUN_BOUND["ray" if "ray" in extra else "other"])
         except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
+            kill_session(run.pid)
             stdout, stderr = run.communicate()
             raise AssertionError(f"the run did not end within its bound:\n{stderr[-3000:]}") from None
     return subprocess.CompletedProcess(command, run.returncode, stdout, stderr)

@@ -10,13 +10,20 @@ the driver's Ray token (RAY_AUTH_MODE=token, docs/scaling.md) stops the run with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 
 from .base import ExecutorFailed, Item, Job, Record, per_worker
 
 RETRIES = 4  # a sample whose worker process dies under it is run again this many times (4 deaths: still runs)
 WINDOW = 2  # tasks submitted per sample a worker keeps in flight: the next ones wait queued on the actor
+# A local instance's workers: Ray starts them at nice 15 and kills one that has not registered within 60 s as hung,
+# so on a busy machine a restarted actor's new worker can starve that long and the actor never comes back. The
+# answers are the run's work, so they run at the driver's priority; a user's own setting of either is kept.
+LOCAL_WORKERS = {"RAY_worker_niceness": "0", "RAY_worker_register_timeout_seconds": "600"}
+CLOSE_GRACE = 120.0  # seconds an actor has to close its worker after the run: past it, it is killed unclosed
 
 
 def _token_refused(exc: BaseException | None) -> bool:
@@ -42,23 +49,49 @@ def _token_refusal(where: str, exc: BaseException) -> str:
 
 
 class Answerer:
-    """A Ray actor: one worker (backend, in-process tool server, agent) answering many samples concurrently."""
+    """A Ray actor: one worker (backend, in-process tool server, agent) answering many samples concurrently.
+
+    The worker is opened and closed by one task of its own (`_hold`): an async context manager such as the tool
+    client's task group must be left by the task that entered it. Answers the driver no longer waits for are
+    cancelled by `close`, so closing never waits behind them."""
 
     def __init__(self, spec: Job, share: int):
-        self.worker = spec.worker(share)
-        self._opened: asyncio.Future | None = None
+        self.spec, self.share = spec, share
+        self._worker: asyncio.Future | None = None  # the opened worker, once `_hold` has entered it
+        self._closing = asyncio.Event()
+        self._life: asyncio.Task | None = None
+        self._answering: set[asyncio.Task] = set()
+
+    async def _hold(self) -> None:
+        """Enter the worker, hand it out, and leave it when `close` says so, all in this one task."""
+        try:
+            async with self.spec.worker(self.share) as worker:
+                self._worker.set_result(worker)
+                await self._closing.wait()
+        except BaseException as exc:
+            if not self._worker.done():  # opening failed: every answer waiting for the worker gets why
+                self._worker.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            raise
 
     async def answer(self, item: Item) -> Record:
-        if self._opened is None:  # opened on the actor's own event loop, once, by whichever call comes first
-            self._opened = asyncio.ensure_future(self.worker.__aenter__())
-        await self._opened
-        return await self.worker.answer(item)
+        if self._life is None:  # opened on the actor's own event loop, once, by whichever call comes first
+            self._worker = asyncio.get_running_loop().create_future()
+            self._life = asyncio.ensure_future(self._hold())
+        me = asyncio.current_task()
+        self._answering.add(me)
+        try:
+            return await (await asyncio.shield(self._worker)).answer(item)
+        finally:
+            self._answering.discard(me)
 
     async def close(self) -> None:
-        """Close the tool server (and its spill folder) before the actor is killed."""
-        if self._opened is not None:
-            await self._opened
-            await self.worker.__aexit__(None, None, None)
+        """Cancel what is still being answered, then close the worker (tool server, spill folder) in its task."""
+        for task in list(self._answering):
+            task.cancel()
+        await asyncio.gather(*self._answering, return_exceptions=True)
+        if self._life is not None:
+            self._closing.set()
+            await self._life
 
     def pid(self) -> int:
         return os.getpid()
@@ -83,6 +116,8 @@ class RayExecutor:
 
         if ray.is_initialized():
             return False
+        for name, value in LOCAL_WORKERS.items():  # read only by the daemons of an instance this call starts
+            os.environ.setdefault(name, value)
         try:
             ray.init(address=self.address, include_dashboard=False, logging_level="WARNING")
         except (ConnectionError, AuthenticationError) as exc:
@@ -127,8 +162,11 @@ class RayExecutor:
 
     async def _submit_in_window(self, items: Iterator[Item], per_actor: int,
                                 deliver: Callable[[Record], None]) -> None:
-        """Keep at most `per_actor` tasks on each actor, topping up as they finish; deliver in finishing order."""
-        in_flight: dict[asyncio.Future, int] = {}  # task -> index of its actor
+        """Keep at most `per_actor` tasks on each actor, topping up as they finish; deliver in finishing order.
+        Tasks still in flight when this ends early (the driver stopped, or a task failed) are cancelled."""
+        import ray
+
+        in_flight: dict[asyncio.Future, tuple[int, object]] = {}  # task -> (index of its actor, its ObjectRef)
         held = [0] * len(self.actors)
 
         def submit() -> bool:
@@ -137,7 +175,8 @@ class RayExecutor:
                 return False
             target = min(range(len(held)), key=held.__getitem__)
             held[target] += 1
-            in_flight[asyncio.wrap_future(self.actors[target].answer.remote(item).future())] = target
+            ref = self.actors[target].answer.remote(item)
+            in_flight[asyncio.wrap_future(ref.future())] = target, ref
             return True
 
         try:
@@ -146,18 +185,28 @@ class RayExecutor:
             while in_flight:
                 done, _ = await asyncio.wait(in_flight, return_when=asyncio.FIRST_COMPLETED)
                 for finished in done:
-                    held[in_flight.pop(finished)] -= 1
+                    held[in_flight.pop(finished)[0]] -= 1
                     deliver(finished.result())
                     submit()
         finally:
-            for future in in_flight:
+            for future, (_, ref) in in_flight.items():
                 future.cancel()
+                with contextlib.suppress(ray.exceptions.RayError, ValueError):  # it may have just finished
+                    ray.cancel(ref)  # queued: never run; running: its asyncio task is cancelled on the actor
 
     async def _close_actors(self) -> None:
+        """Close each actor's worker (bounded: a worker that does not close is killed all the same), then kill it."""
         import ray
 
         closing = [asyncio.wrap_future(a.close.remote().future()) for a in self.actors]
-        await asyncio.gather(*closing, return_exceptions=True)
+        done, late = await asyncio.wait(closing, timeout=CLOSE_GRACE) if closing else (set(), set())
+        for future in late:
+            future.cancel()
+        failed = [f.exception() for f in done if not f.cancelled() and f.exception() is not None]
         for a in self.actors:
-            ray.kill(a)
+            ray.kill(a, no_restart=True)
         self.actors = []
+        if late or failed:
+            why = f"{len(late)} did not close within {CLOSE_GRACE:.0f} s" if late else str(failed[0]).splitlines()[-1]
+            print(f"--executor ray: a worker's tool server was not closed cleanly ({why}); its temporary files may "
+                  "remain in the worker's temp folder", file=sys.stderr)
