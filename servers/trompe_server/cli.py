@@ -211,6 +211,9 @@ def execute(args: argparse.Namespace) -> None:
         # run in another program's process (a test, a notebook) must not leave behind
         return_freed_pixels_to_the_os()
         keep_freed_blocks()
+        # numpy (imported at the first image) starts OpenBLAS with a thread per core, ~50 ms of a cold start's CPU
+        # (bench/README.md, "cold start"); no tool calls BLAS. A user's own setting is kept.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         # uvicorn re-raises SIGTERM after its graceful shutdown: exiting normally then lets `finally` clean up.
         # SIGHUP (the terminal closed) stops it as SIGTERM does, unless it was started ignoring it (nohup); so
         # does SIGINT over stdio, unless ignored (a script's background job): what the caller asked for is kept.
