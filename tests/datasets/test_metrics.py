@@ -13,6 +13,7 @@ import pytest
 from runlines import results
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.metrics import benchmark_metrics, metric_keys, summary_line
+from trompe_agents.datasets.scorers import score
 from trompe_agents.illusion.correctness import is_correct
 from trompe_agents.records import SampleResult
 from trompe_agents.testing.dataset_files import hallusion_items, hallusion_set_items, write_hallusionbench
@@ -81,6 +82,10 @@ def test_the_scorer_is_checked_naming_the_accepted_ones():
         hallusionbench([], "inspect")
     with pytest.raises(ValueError, match="--scorer: tet offers official; got 'lmms-eval'"):
         benchmark_metrics("tet", results([]), "lmms-eval")
+    # `official` is offered by any set, but a set without a harness scorer has none to call
+    with pytest.raises(ValueError, match=r"^jsonl: no harness scorer is registered for this format; formats with "
+                                         r"one: blindtest, blink, hallusionbench, illusionvqa, vstar$"):
+        score("jsonl", [])
 
 
 def record(category: str, label: str | None, correct: bool | None, error: str | None = None) -> dict:

@@ -82,4 +82,8 @@ def check(fmt: str | None, scorer: str) -> None:
 def score(fmt: str, records: list[Record], scorer: str = OFFICIAL) -> Score:
     """The named harness's numbers over labelled records of a benchmark a scorer is registered for."""
     check(fmt, scorer)
-    return registered_scorers()[fmt][scorer](records)
+    found = registered_scorers().get(fmt)
+    if found is None:  # `official` passes `check` for any set: such a set is scored per category, not here
+        raise ValueError(f"{fmt}: no harness scorer is registered for this format; formats with one: "
+                         f"{', '.join(sorted(registered_scorers()))}")
+    return found[scorer](records)
