@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from leftovers import cgroup_folders
+
 pytestmark = [pytest.mark.os_sandbox, pytest.mark.slow]  # generated code through the OS sandbox, in workers
 
 SCRIPTED = Path(__file__).parents[1] / "illusion"  # scripted.py, which dying_models builds on
@@ -51,6 +53,7 @@ def test_a_dying_worker_stops_explore_in_one_line_with_how_to_resume(tmp_path, m
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(SEVEX_TESTS), str(Path(__file__).parent), str(SCRIPTED),
                                                        os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "run"
+    before = cgroup_folders()
     done = subprocess.run(
         [sys.executable, "-m", "trompe_agents.sevex.cli", "explore", "--task", "probes", "--dev",
          str(write_dev_set(tmp_path)), "--explorer-backend", "function", "--explorer-model",
@@ -61,3 +64,7 @@ def test_a_dying_worker_stops_explore_in_one_line_with_how_to_resume(tmp_path, m
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("sevex: a worker process failed (trompe-worker-")
     assert "--resume" in done.stderr
+    # the workers (one died, the other was stopped) could not remove their sandboxes' cgroups: the driver did
+    # (another run's live sandboxes on a shared machine are not this run's: only folders of dead owners count)
+    abandoned = {f for f in cgroup_folders() - before if not Path(f"/proc/{f.name.split('-')[2]}").exists()}
+    assert abandoned == set()

@@ -97,5 +97,10 @@ async def evaluate_on(executor: Executor, samples: list[Sample]) -> list[Outcome
     """Every sample's outcome, in the samples' order."""
     outcomes: dict[int, Outcome] = {}
     deliver: Callable[[tuple[int, Outcome]], None] = lambda pair: outcomes.__setitem__(*pair)  # noqa: E731
-    await executor.run(list(enumerate(samples)), deliver)
+    try:
+        await executor.run(list(enumerate(samples)), deliver)
+    finally:
+        from .isolation.cgroup import remove_abandoned
+
+        remove_abandoned()  # the sandbox folders of a worker that died or was stopped mid-run
     return [outcomes[i] for i in range(len(samples))]

@@ -272,3 +272,13 @@ def _remove_abandoned(parent: Path) -> None:
             if found and not Path(f"/proc/{found.group(1)}").exists():
                 with contextlib.suppress(OSError):  # busy: a live sandbox of another pid namespace's SEVEX
                     entry.rmdir()
+
+
+def remove_abandoned() -> None:
+    """Delete the empty sandbox folders of owners that have no process, where this process makes its own: a worker
+    process killed mid-run cannot remove its sandboxes' folders, so its driver calls this once its workers are gone."""
+    for find in (_v2, _v1):
+        with contextlib.suppress(OSError):  # cgroups unreadable: nothing was made either
+            found = find()
+            for parent in () if isinstance(found, str) else found.parents:
+                _remove_abandoned(parent)
