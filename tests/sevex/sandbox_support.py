@@ -45,6 +45,11 @@ def note_earlier() -> None:
     EARLIER.update(descendants())
 
 
+def started_here() -> set[int]:
+    """Live descendants this test started (those alive when it began belong to earlier tests: a Redis run as root)."""
+    return descendants() - EARLIER
+
+
 def survivors(timeout: float = 15.0) -> set[int]:
     """Descendants this test started that are still alive `timeout` seconds from now at the latest (a pidfd says
     when each exits, no polling). Read again after each wait: a dying process may have forked a child we could

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from attack_programs import UNGUARD, main
 from sandbox_as_nobody import run_programs_as_nobody
-from sandbox_support import descendants, require_os_sandbox, survivors, sweep_abandoned_cgroups, zombies
+from sandbox_support import (descendants, require_os_sandbox, started_here, survivors, sweep_abandoned_cgroups,
+                             zombies)
 
 from trompe_agents.sevex import sandbox_frames
 from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits
@@ -85,7 +86,7 @@ async def test_no_process_of_the_sandbox_is_host_root_and_the_host_is_out_of_rea
     sandbox_pids: set[int] = set()
 
     async def crop(args):
-        now = descendants()
+        now = started_here()  # the sandbox's processes, not a root Redis an earlier test left in this worker
         sandbox_pids.update(now)
         seen_uids.extend(uids(pid) for pid in now)
         return "img_001"
