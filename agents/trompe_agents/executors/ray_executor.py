@@ -23,6 +23,7 @@ WINDOW = 2  # tasks submitted per sample a worker keeps in flight: the next ones
 # so on a busy machine a restarted actor's new worker can starve that long and the actor never comes back. The
 # answers are the run's work, so they run at the driver's priority; a user's own setting of either is kept.
 LOCAL_WORKERS = {"RAY_worker_niceness": "0", "RAY_worker_register_timeout_seconds": "600"}
+CONTROL = "control"  # the actors' concurrency group for closing, beside the answers' lanes
 CLOSE_GRACE = 120.0  # seconds an actor has to close its worker after the run: past it, it is killed unclosed
 
 
@@ -52,11 +53,13 @@ class Answerer:
     """A Ray actor: one worker (backend, in-process tool server, agent) answering many samples concurrently.
 
     The worker is opened and closed by one task of its own (`_hold`): an async context manager such as the tool
-    client's task group must be left by the task that entered it. Answers the driver no longer waits for are
-    cancelled by `close`, so closing never waits behind them."""
+    client's task group must be left by the task that entered it. `close` is called in a concurrency group of its
+    own (CONTROL), so it never waits for an answer's slot; Ray runs that group on an event loop of its own, so what
+    it does to the answers and the worker it hands to theirs. Answers still running are cancelled first."""
 
     def __init__(self, spec: Job, share: int):
         self.spec, self.share = spec, share
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the answers and the worker live
         self._worker: asyncio.Future | None = None  # the opened worker, once `_hold` has entered it
         self._closing = asyncio.Event()
         self._life: asyncio.Task | None = None
@@ -74,8 +77,9 @@ class Answerer:
             raise
 
     async def answer(self, item: Item) -> Record:
-        if self._life is None:  # opened on the actor's own event loop, once, by whichever call comes first
-            self._worker = asyncio.get_running_loop().create_future()
+        if self._life is None:  # opened on the answers' event loop, once, by whichever call comes first
+            self._loop = asyncio.get_running_loop()
+            self._worker = self._loop.create_future()
             self._life = asyncio.ensure_future(self._hold())
         me = asyncio.current_task()
         self._answering.add(me)
@@ -86,12 +90,15 @@ class Answerer:
 
     async def close(self) -> None:
         """Cancel what is still being answered, then close the worker (tool server, spill folder) in its task."""
+        if self._life is not None:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._shut(), self._loop))
+
+    async def _shut(self) -> None:
         for task in list(self._answering):
             task.cancel()
         await asyncio.gather(*self._answering, return_exceptions=True)
-        if self._life is not None:
-            self._closing.set()
-            await self._life
+        self._closing.set()
+        await self._life
 
     def pid(self) -> int:
         return os.getpid()
@@ -143,8 +150,8 @@ class RayExecutor:
         count = min(self.workers, len(todo))
         lanes = per_worker(self.concurrency, count)
         cpus = min(1.0, ray.cluster_resources().get("CPU", 1.0) / count)  # agents wait on the network, not CPU
-        actor = ray.remote(Answerer).options(max_concurrency=lanes, num_cpus=cpus, max_restarts=-1,
-                                             max_task_retries=RETRIES)
+        actor = ray.remote(concurrency_groups={CONTROL: 1})(Answerer).options(
+            max_concurrency=lanes, num_cpus=cpus, max_restarts=-1, max_task_retries=RETRIES)
         self.actors = [actor.remote(self.spec, count) for _ in range(count)]
         try:
             await self._submit_in_window(iter(todo), lanes * WINDOW, deliver)
@@ -198,7 +205,8 @@ class RayExecutor:
         """Close each actor's worker (bounded: a worker that does not close is killed all the same), then kill it."""
         import ray
 
-        closing = [asyncio.wrap_future(a.close.remote().future()) for a in self.actors]
+        closing = [asyncio.wrap_future(a.close.options(concurrency_group=CONTROL).remote().future())
+                   for a in self.actors]
         done, late = await asyncio.wait(closing, timeout=CLOSE_GRACE) if closing else (set(), set())
         for future in late:
             future.cancel()
