@@ -114,6 +114,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  "tests/illusion/test_score_numbers.py", "tests/datasets/test_judge_requests.py",
                  # HallusionBench's groups, BlindTest's task mean, the benchmark CLI's printed metrics
                  "tests/datasets/test_metrics.py", "tests/datasets/test_benchmark_cli.py",
+                 "tests/datasets/test_hallusion_rules.py",
                  *(f"tests/agents/test_plugin_hooks.py::test_{name}" for name in (  # the scorers' registry
                      "a_plugin_taking_a_built_in_name_is_refused_naming_both",
                      "plugin_registrations_are_offered_beside_the_built_ins")),
