@@ -98,6 +98,44 @@ def test_vlmevalkit_blindtest_keeps_nine_tasks_and_its_exact_rules():
     assert score("blindtest", [blind("Circled Letter", "u", "{U}")], "vlmevalkit")[1]["Circled Letter"] == 0.0
 
 
+@pytest.mark.parametrize(("text", "gold", "right"), [
+    ("rows={5} columns={6}", "5,6", True), ("The grid is (5, 6).", "5,6", True),  # compare_string_with_values
+    ("rows={5}, so (5, 6)", "5,6", True),  # rows without columns: the (r, c) pair is read instead
+    ("(5, 7)", "5,6", False), ("rows={5} columns={6}", "5", False), ("rows={5} columns={6}", "5,6,7", False),
+    ("rows={5} columns={6}", "x,y", False), ("no numbers", "5,6", False)])
+def test_vlmevalkit_reads_a_grid_by_rows_and_columns_else_by_a_pair(text, gold, right):
+    record = blind("Counting Grid - Blank Grids", gold, text, label=gold)
+    assert score("blindtest", [record], "vlmevalkit")[1]["Counting Grid - Blank Grids"] == float(right)
+
+
+def test_vlmevalkit_and_lmms_eval_compare_with_the_hf_groundtruth_not_trompe_s_label():
+    """`groundtruth` (or VLMEvalKit's `answers`) as the file holds it: "O" is right for "{O}" in VLMEvalKit, whose
+    circled letter keeps case, though trompe's label is "o"; without a groundtruth the label is compared, and
+    without either nothing is right (an empty gold would be a substring of every reply)."""
+    letter = blind("Circled Letter", "O", "{O}", label="o")
+    assert score("blindtest", [letter], "vlmevalkit")[1]["Circled Letter"] == 1.0
+    no_truth = {**blind("Olympic Counting - Circles", "3", "{4}", label="3"), "keys": {"task": "Olympic Counting - "
+                                                                                       "Circles"}}
+    assert score("blindtest", [no_truth], "vlmevalkit")[1]["Olympic Counting - Circles"] == 0.0
+    assert score("blindtest", [{**no_truth, "reply": "{3}"}], "vlmevalkit")[1]["Olympic Counting - Circles"] == 1.0
+    assert score("blindtest", [{**no_truth, "reply": "{3}"}], "lmms-eval")[1]["olympic counting - circles"] == 1.0
+
+
+def test_lmms_eval_reads_touching_circles_no_and_a_letterless_reply_as_none():
+    assert lmms_blindtest_parse(" No", "Touching Circles") == "no"
+    assert lmms_blindtest_parse("{3}", "Circled Letter") is None
+    assert lmms_blindtest_parse("{12} and {3}", "Nested Squares") == "12"
+
+
+def test_a_blindtest_record_without_an_answer_is_wrong_for_every_harness_and_one_without_a_task_is_grouped_dash():
+    failed = blind("Nested Squares", "3", None)
+    for scorer, group in (("official", "Nested Squares"), ("lmms-eval", "nested squares"),
+                          ("vlmevalkit", "Nested Squares")):
+        assert score("blindtest", [failed, blind("Nested Squares", "3", "{3}", i=1)], scorer)[1] == {group: 0.5}
+    untasked = {**blind("Nested Squares", "3", "{3}"), "category": None, "keys": {"groundtruth": "3"}}
+    assert list(score("blindtest", [untasked], "vlmevalkit")[1]) == ["-"]
+
+
 def test_official_blindtest_groups_as_the_papers_table_one():
     headline, groups = score("blindtest", mixed(), "official")
     assert "Counting Grid" in groups and "Olympic Counting - Circles" in groups and len(groups) == 7
