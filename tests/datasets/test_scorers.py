@@ -290,11 +290,13 @@ def test_illusionvqa_official_is_the_first_character_and_the_micro_total():
                mc("counting", "A", "A. four", 2), mc("occlusion", "C", "c", 3), mc("color", "D", "D", 4)]
     official, groups = score("illusionvqa", records, "official")
     # generic_eval.ipynb: item[MODEL_ANSWER_KEY][0] == correct_option_letter; counting/occlusion... are Misc
-    assert official["accuracy"] == pytest.approx(3 / 5) and list(official)[0] == "accuracy"
+    assert official == pytest.approx({"accuracy": 3 / 5, "mean over categories": (0.5 + 1.0 + 0.5) / 3})
+    assert list(official)[0] == "accuracy"
     assert groups == {"Misc": 0.5, "color": 1.0, "impossible object": 0.5}
-    lmms, _ = score("illusionvqa", records, "lmms-eval")
+    lmms, lmms_groups = score("illusionvqa", records, "lmms-eval")
     # MultiChoiceRegexFilter "X." -> X, else the reply; exact_match ignore_case + ignore_punctuation
-    assert lmms["exact_match"] == pytest.approx(5 / 5)
+    assert lmms == pytest.approx({"exact_match": 5 / 5})
+    assert lmms_groups == {"color": 1.0, "counting": 1.0, "impossible object": 1.0, "occlusion": 1.0}
 
 
 def test_vstar_headline_is_the_overall_accuracy():
