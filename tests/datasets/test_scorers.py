@@ -297,6 +297,10 @@ def test_illusionvqa_official_is_the_first_character_and_the_micro_total():
     # MultiChoiceRegexFilter "X." -> X, else the reply; exact_match ignore_case + ignore_punctuation
     assert lmms == pytest.approx({"exact_match": 5 / 5})
     assert lmms_groups == {"color": 1.0, "counting": 1.0, "impossible object": 1.0, "occlusion": 1.0}
+    # a record without the raw reply (an older run) is read from its answer, written as the prompt asks
+    older = [{**mc("color", "D", "", 5), "reply": None, "answer": "D"}]
+    assert score("illusionvqa", older, "official")[0]["accuracy"] == 1.0
+    assert score("illusionvqa", older, "lmms-eval")[0]["exact_match"] == 1.0
 
 
 def test_vstar_headline_is_the_overall_accuracy():
