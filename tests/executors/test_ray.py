@@ -18,6 +18,7 @@ else:
 from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend  # noqa: E402
 from trompe_agents.executors import create_executor  # noqa: E402
+from trompe_agents.executors.base import ExecutorFailed  # noqa: E402
 from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
 from trompe_agents.illusion.runmeta import read_meta  # noqa: E402
 from trompe_agents.illusion.runner import run_samples  # noqa: E402
@@ -149,6 +150,20 @@ async def test_a_worker_killed_four_times_does_not_stop_the_run(ray_executor, pr
     assert sorted(records) == sorted(s.id for s in probes)
     assert all(r["answer"] == "yes" and r["error"] is None for r in records.values())
     assert len(result_lines(out)) == len(probes)
+
+
+async def test_a_worker_that_cannot_open_fails_the_run_with_its_reason_and_nothing_to_close(ray_executor, probes,
+                                                                                          tmp_path, scripted_path,
+                                                                                          capsys):
+    """Opening the worker (here its backend) fails in every actor: the run stops naming why, and closing the
+    actors, whose worker never opened, reports nothing more."""
+    from dataclasses import replace
+
+    out = tmp_path / "run"
+    executor = ray_executor(replace(spec_for(out), backend="no-such-backend"), workers=2, concurrency=4)
+    with pytest.raises(ExecutorFailed, match="no-such-backend"):
+        await run_in_process(probes, out, executor)
+    assert executor.actors == [] and "not closed cleanly" not in capsys.readouterr().err
 
 
 def test_tasks_are_submitted_in_a_window_not_all_at_once(ray_executor, probes, tmp_path, scripted_path):

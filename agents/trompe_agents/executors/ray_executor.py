@@ -98,7 +98,12 @@ class Answerer:
             task.cancel()
         await asyncio.gather(*self._answering, return_exceptions=True)
         self._closing.set()
-        await self._life
+        try:
+            await self._life
+        except Exception:
+            if self._worker.done() and self._worker.exception() is not None:
+                return  # it never opened: nothing to close, and every answer has already said why
+            raise
 
     def pid(self) -> int:
         return os.getpid()
