@@ -6,6 +6,7 @@ with token counts, prices and service tiers the run's records carry (one unprice
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -16,6 +17,8 @@ from handstats import mcnemar_p, newcombe, stderr_n_minus_1, wilson
 from .planted_failures import PLANTED_IN
 from runlines import as_lines
 from .test_compare import write_run
+from trompe_agents.failures import ErrorKind
+from trompe_agents.illusion.export import samples_csv, summary
 from trompe_agents.illusion.results import read_results
 from trompe_agents.illusion.cli import main
 from trompe_agents.messages import Usage
@@ -241,3 +244,37 @@ def test_compare_json_numbers_equal_a_hand_count_of_a_paired_table(tmp_path, cap
     assert {f["id"]: (f["a"], f["b"]) for f in data["flips"]} == {
         **{s: ("right", "wrong") for s in ("s2", "s3", "s4", "s5")}, "s6": ("wrong", "right"),
         "s9": ("right", "failed (timeout)")}
+
+
+def test_csv_lines_cells_and_tools_and_the_summary_s_defaults():
+    """samples.csv: one line per record ending in \\n alone, blank cells where there is nothing, each tool once in
+    first-use order joined by ';'. summary.json: a priced record that cost 0.0 adds nothing, a record without a
+    tier counts as "standard", a run of no named format is filed as dataset_task1, and without a folder the run
+    block's folder is null."""
+    free = SampleResult.of_sample("a", label="yes", category="c").with_answer(
+        "yes", "main", True, tool_calls=["crop", "draw_line", "crop"], usage=Usage(input_tokens=10, output_tokens=2),
+        cost=0.0)
+    failed = SampleResult.of_sample("b", label="yes", category="c").with_failure(ErrorKind.RUN, "boom", cost=0.0)
+    text = samples_csv([free, failed])
+    assert "\r" not in text and text.endswith("\n") and len(text.split("\n")) == 4  # header, two rows, end
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows[0]["tools_used"] == "crop;draw_line" and rows[0]["cost"] == "0.0"
+    assert (rows[1]["answer"], rows[1]["correct"], rows[1]["tools_used"]) == ("", "", "")
+    data = summary({"task": 1}, [free, failed])
+    assert data["totals"]["cost_usd"] == 0.0 and data["totals"]["tokens"] == 12
+    assert data["totals"]["service_tiers"] == ["standard"]
+    assert list(data["lmms_eval"]["results"]) == ["dataset_task1"]
+    assert data["run"]["folder"] is None
+
+
+def test_the_summary_scores_with_the_run_s_format_and_the_scorer_asked_for():
+    """A HallusionBench run's summary holds the named harness's numbers: lmms-eval's image split leaves the
+    question without a figure out (1 of 1 right), the official rules keep it (1 of 2)."""
+    keys = {"category": "VS", "subcategory": "chart", "set_id": "0", "question_id": "0"}
+    shown = SampleResult.of_sample("s", label="yes", keys={**keys, "visual_input": "1", "figure_id": "1"}).with_answer(
+        "yes", "main", True)
+    blind = SampleResult.of_sample("t", label="yes", keys={**keys, "visual_input": "0", "figure_id": "0"}).with_answer(
+        "no", "main", False)
+    meta = {"task": 1, "format": "hallusionbench"}
+    assert summary(meta, [shown, blind], "lmms-eval")["benchmark"]["headline"]["aAcc"] == 1.0
+    assert summary(meta, [shown, blind])["benchmark"]["headline"]["aAcc"] == 0.5

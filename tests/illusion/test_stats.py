@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from handstats import mcnemar_p
 from runlines import results
-from trompe_agents.illusion.stats import illusion_consistent, rate, summary, wilson
+from trompe_agents.illusion.stats import answered, illusion_consistent, mcnemar_exact, rate, summary, wilson
 
 
 @given(st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
@@ -49,3 +50,24 @@ def test_summary_counts_failures_and_puts_both_accuracies_side_by_side():
     line = summary(results(rows))
     assert line.startswith("7 results: answered 4 (main 3, rescue 1), failed 3 (rate_limit 2, no_answer 1)")
     assert f"accuracy {rate(3, 4)} over 4 answered, {rate(3, 7)} counting failures as wrong" in line
+
+
+@pytest.mark.parametrize(("a_only", "b_only"), [(0, 0), (1, 0), (0, 1), (1, 1), (3, 3), (5, 0), (2, 7), (40, 60)])
+def test_mcnemar_is_the_exact_binomial_test_and_never_above_one(a_only, b_only):
+    """Against SciPy's exact binomial test (tests/handstats.py); balanced flips double a tail past 1: p = 1."""
+    assert mcnemar_exact(a_only, b_only) == pytest.approx(mcnemar_p(a_only, b_only), rel=1e-12)
+    assert 0.0 < mcnemar_exact(a_only, b_only) <= 1.0
+    assert mcnemar_exact(1, 1) == 1.0 and mcnemar_exact(0, 0) == 1.0
+
+
+@pytest.mark.parametrize(("a_only", "b_only"), [(-1, 2), (2, -1)])
+def test_mcnemar_refuses_a_negative_flip_count_naming_both(a_only, b_only):
+    with pytest.raises(ValueError, match=rf"^flip counts must be >= 0, got {a_only} and {b_only}$"):
+        mcnemar_exact(a_only, b_only)
+
+
+def test_answered_keeps_only_the_records_a_model_answered():
+    rows = results([{"id": "a", "answer": "yes", "agent": "main", "label": "yes", "correct": True},
+                    {"id": "b", "error_kind": "run", "label": "yes"},
+                    {"id": "c", "answer": "no", "agent": "rescue", "label": "yes", "correct": False}])
+    assert [r.id for r in answered(rows)] == ["a", "c"]
