@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from trompe_agents.datasets import hallusionbench
+from trompe_agents.failures import ErrorKind
 from trompe_agents.datasets.scorers import score
 from trompe_agents.records import SampleResult
 
@@ -100,3 +101,12 @@ def test_vlmevalkit_s_yes_no_judge_is_asked_yes_no_or_unknown():
 def test_the_judge_s_verdict_becomes_the_reply_the_scorer_reads(output, label, read):
     """evaluate_by_chatgpt: "incorrect" anywhere gives the other answer, else "correct" the label, else unclear."""
     assert hallusionbench.hallusion_verdict(output, {"label": label}) == read
+
+
+@pytest.mark.parametrize("scorer", ["official", "lmms-eval", "vlmevalkit"])
+def test_a_failed_record_is_wrong_for_every_scorer(scorer):
+    """No answer to read: VLMEvalKit's Unknown, the official rules' unclear (right only for a VS question with no
+    figure, which these are not): item A fails, so aAcc is 4/6."""
+    rows = records()
+    rows[0] = SampleResult.from_json(rows[0]).with_failure(ErrorKind.RUN, "boom").to_json()
+    assert score("hallusionbench", rows, scorer).headline["aAcc"] == pytest.approx(4 / 6)
