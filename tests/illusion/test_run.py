@@ -1,6 +1,7 @@
 """Batch runs end to end: a probe set through a fake Gemini API, scoring, resume after a real kill."""
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -126,14 +127,21 @@ def test_killed_run_resumes_with_exactly_one_result_per_sample(probe_dir, probes
 
 
 async def test_concurrency_bounds_samples_in_flight(probes, tmp_path):
+    """Three samples at once, never more. The first ones wait for a third to start (up to a minute, which only a
+    bound below three would use up), so the bound is reached however slow the machine: at a load of 24 a sample
+    once ended before the third began, and a peak of 2 was measured."""
     in_flight, peak = 0, 0
+    full = asyncio.Event()
 
     async def tracked(messages, tools):
         nonlocal in_flight, peak
         if messages[-1].role == "user":
             in_flight += 1
             peak = max(peak, in_flight)
-        await asyncio.sleep(0.01)
+            if in_flight == 3:
+                full.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(full.wait(), 60)
         reply = line_then_yes(messages, tools)
         if isinstance(reply, dict):
             in_flight -= 1
