@@ -18,11 +18,12 @@ from .planted_failures import PLANTED_IN
 from runlines import as_lines
 from .test_compare import write_run
 from trompe_agents.failures import ErrorKind
-from trompe_agents.illusion.export import samples_csv, summary
+from trompe_agents.illusion.export import samples_csv, summary, write_exports
 from trompe_agents.illusion.results import read_results
 from trompe_agents.illusion.cli import main
 from trompe_agents.messages import Usage
 from trompe_agents.records import SampleResult
+from trompe_agents.runfolder import RunFolder
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 TASK = "jsonl_task1"
@@ -278,3 +279,12 @@ def test_the_summary_scores_with_the_run_s_format_and_the_scorer_asked_for():
     meta = {"task": 1, "format": "hallusionbench"}
     assert summary(meta, [shown, blind], "lmms-eval")["benchmark"]["headline"]["aAcc"] == 1.0
     assert summary(meta, [shown, blind])["benchmark"]["headline"]["aAcc"] == 0.5
+
+
+def test_summary_json_keeps_non_ascii_names_as_written(tmp_path):
+    """A category such as "Müller-Lyer" is written as UTF-8 text in summary.json, not as \\u escapes."""
+    record = SampleResult.of_sample("m", label="yes", category="Müller-Lyer").with_answer("yes", "main", True)
+    write_exports(RunFolder(tmp_path), [record], summary({"task": 1}, [record]))
+    text = (tmp_path / "summary.json").read_text(encoding="utf-8")
+    assert '"Müller-Lyer"' in text and "\\u00fc" not in text
+    assert json.loads(text)["groups"]["category"]["Müller-Lyer"]["right"] == 1

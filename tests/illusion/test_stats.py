@@ -26,6 +26,7 @@ def test_more_samples_give_a_narrower_interval_at_the_same_rate(n):
 
 def test_known_values_and_bad_counts():
     assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)  # the textbook 95% interval for 5/10
+    assert wilson(0, 0) == (0.0, 1.0)  # nothing observed: the whole range
     assert rate(0, 0) == "–" and rate(1, 4).startswith("25.0% [")
     with pytest.raises(ValueError, match="within 0..3"):
         wilson(4, 3)
