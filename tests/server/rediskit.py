@@ -29,26 +29,45 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.log = directory / "redis-server.log"  # a pipe nobody reads would stall it once full
         self.proc: subprocess.Popen | None = None
+        self.started = False  # once started, a restart keeps the port its clients hold
 
     def start(self) -> None:
-        """Start it and wait until it answers; its log is shown if it does not."""
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--save", "", *self.persistence, "--protected-mode", "yes",
-             "--logfile", str(self.log)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client.ping()
+        """Start it and wait until it answers, as this very process (INFO's process_id): never another run's
+        Redis that took the port between `free_port()` and the bind. At its first start a port taken meanwhile is
+        replaced by a fresh one; a restart keeps its port, which its clients hold."""
+        for _ in range(1 if self.started else 5):
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
+                 "--save", "", *self.persistence, "--protected-mode", "yes",
+                 "--logfile", str(self.log)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            if self._answers():
+                self.started = True
+                return
+            if self.proc.poll() is None:  # alive but not answering in time: not left running behind a retry
+                self.proc.kill()
+                self.proc.wait()
+            if self.started:
                 break
-            except redis.ConnectionError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    shown = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else "(no log)"
-                    raise AssertionError(f"redis-server did not start: {shown}") from None
+            self.port = free_port()  # it exited, most likely on a port another process bound first
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+        shown = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else "(no log)"
+        raise AssertionError(f"redis-server did not start: {shown}")
+
+    def _answers(self) -> bool:
+        """Whether the process started answers within 30 s; False as soon as it has exited."""
+        client = redis.Redis.from_url(self.url, socket_timeout=1)
+        deadline = time.monotonic() + 30
+        try:
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    if client.info("server")["process_id"] == self.proc.pid:
+                        return True
+                except redis.RedisError:  # not up yet, or something else holds the port
+                    pass
                 time.sleep(0.05)
-            finally:
-                client.close()
+            return False
+        finally:
+            client.close()
 
     def stop(self) -> None:
         """SIGTERM: Redis finishes its append-only file and exits, as a service stop would."""
