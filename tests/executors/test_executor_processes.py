@@ -22,7 +22,7 @@ import pytest
 from proctree import children
 from trompe_agents.executors import create_executor
 from trompe_agents.executors.base import ExecutorFailed, per_worker
-from trompe_agents.executors.processes import STOP, die_with_parent, ending, worker_main
+from trompe_agents.executors.processes import STOP, WINDOW, die_with_parent, ending, worker_main
 
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 1, 2, 36, 37  # linux/prctl.h
 
@@ -189,6 +189,28 @@ def test_every_sample_is_answered_once_by_a_worker_process_beyond_the_first_wind
     assert multiprocessing.active_children() == []  # the run is over: its workers have exited
 
 
+class Counted(list):
+    """A todo list that counts the items an executor has taken from it so far."""
+
+    taken = 0
+
+    def __iter__(self):
+        for item in super().__iter__():
+            self.taken += 1
+            yield item
+
+
+def test_samples_are_queued_in_a_window_not_all_at_once():
+    """Two workers of one lane each: WINDOW samples a lane queued at the start, then one more per record, so
+    the driver never holds the batch (as the Ray executor's window test checks for Ray)."""
+    todo = Counted((i, f"s{i}") for i in range(40))
+    taken: list[int] = []
+    executor = create_executor("local", Echo(), workers=2, concurrency=2)
+    asyncio.run(asyncio.wait_for(executor.run(todo, lambda record: taken.append(todo.taken)), timeout=120))
+    start = 2 * WINDOW
+    assert taken == [min(len(todo), start + k) for k in range(len(todo))]
+
+
 @pytest.mark.parametrize(("death", "said"), [
     ("SIGKILL", "was killed by SIGKILL"),  # what the OOM killer does
     ("SIGSEGV", "was killed by SIGSEGV"),
@@ -203,7 +225,7 @@ def test_a_dying_worker_stops_the_run_in_one_line_saying_how(death, said):
         asyncio.run(asyncio.wait_for(executor.run(todo, delivered.append), timeout=120))
     message = str(failed.value)
     assert message.startswith("a worker process failed (")
-    assert said in message and "rerun the same command to resume" in message
+    assert said in message and message.endswith("; finished samples are saved, rerun the same command to resume")
     assert "\n" not in message
     if death != "raise":  # the worker named as `ps` shows it, numbered from 1
         assert re.search(rf"\(trompe-worker-[12] {said}\)", message)
