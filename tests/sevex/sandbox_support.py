@@ -7,7 +7,7 @@ import time
 
 import needs
 from proctree import children, state, wait_gone
-from trompe_agents.sevex.isolation import Isolation, cgroup
+from trompe_agents.sevex.isolation import Isolation
 
 
 def require_os_sandbox() -> Isolation:
@@ -60,11 +60,3 @@ def survivors(timeout: float = 15.0) -> set[int]:
         wait_gone(new, deadline - time.monotonic())
         waited |= new
     return descendants() - EARLIER
-
-
-def sweep_abandoned_cgroups() -> None:
-    """What the next sandbox made does (cgroup.SandboxCgroup.make): remove the cgroups of SEVEX processes a
-    test killed, so the suite's leak guard sees none left (test_sandbox_cgroup.py checks that it does)."""
-    where = cgroup.layout()
-    if not isinstance(where, str):
-        assert cgroup.SandboxCgroup.make(where, 64 * 2**20, 4).remove()

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from attack_programs import UNGUARD, main
 from sandbox_as_nobody import run_programs_as_nobody
-from sandbox_support import (descendants, require_os_sandbox, started_here, survivors, sweep_abandoned_cgroups,
-                             zombies)
+from sandbox_support import descendants, require_os_sandbox, started_here, survivors, zombies
 
 from trompe_agents.sevex import sandbox_frames
+from trompe_agents.sevex.isolation import cgroup
 from trompe_agents.sevex.sandbox import Sandbox, SandboxChild, SandboxLimits
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -233,7 +233,7 @@ def test_sigkill_of_the_parent_while_its_pool_starts_leaves_no_sandbox(subreaper
     assert survivors() == set()
     for pid in zombies() - before:  # the killed parents' launchers and bubblewraps, re-parented to us
         os.waitpid(pid, 0)
-    sweep_abandoned_cgroups()
+    cgroup.remove_abandoned()  # the killed SEVEX processes' sandbox cgroups, as a driver removes them
 
 
 def test_a_launcher_killed_alone_while_bubblewrap_holds_its_new_init_leaves_no_sandbox(subreaper):
