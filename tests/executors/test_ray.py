@@ -20,6 +20,7 @@ from runlines import as_lines
 from trompe_agents.backends.function import FunctionBackend  # noqa: E402
 from trompe_agents.executors import create_executor  # noqa: E402
 from trompe_agents.executors.base import ExecutorFailed  # noqa: E402
+from trompe_agents.executors.ray_executor import LOCAL_WORKERS  # noqa: E402
 from trompe_agents.illusion.agent import AgentConfig  # noqa: E402
 from trompe_agents.illusion.runmeta import read_meta  # noqa: E402
 from trompe_agents.illusion.runner import run_samples  # noqa: E402
@@ -48,10 +49,8 @@ def ray_cluster(tmp_path_factory, gated_run):
         mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(SCRIPTED), os.environ.get("PYTHONPATH")])))
         mp.setenv("TMPDIR", str(root))  # where workers killed on purpose leave their spill folders
         mp.setenv("TROMPE_TEST_GATE", str(gate(gated_run)))  # the gated model's actors hang until it exists
-        # Ray starts its workers at nice 15 and kills one that has not registered within 60 s as hung: at a load of
-        # 30 on two cores a killed actor's new worker can starve that long, and the actor then never comes back.
-        mp.setenv("RAY_worker_niceness", "0")
-        mp.setenv("RAY_worker_register_timeout_seconds", "600")
+        for name, value in LOCAL_WORKERS.items():  # what trompe sets for a local instance it starts itself
+            mp.setenv(name, value)
         context = ray.init(num_cpus=2, include_dashboard=False, _temp_dir=sessions, logging_level="WARNING")
     try:
         yield context.address_info["gcs_address"]

@@ -59,4 +59,4 @@ def survivors(timeout: float = 15.0) -> set[int]:
     while (new := descendants() - waited) and time.monotonic() < deadline:
         wait_gone(new, deadline - time.monotonic())
         waited |= new
-    return descendants() - EARLIER
+    return started_here()
