@@ -35,7 +35,7 @@ class RedisServer:
         """Start it and wait until it answers, as this very process (INFO's process_id): never another run's
         Redis that took the port between `free_port()` and the bind. At its first start a port taken meanwhile is
         replaced by a fresh one; a restart keeps its port, which its clients hold."""
-        for _ in range(1 if self.started else 5):
+        for _ in range(5):
             self.proc = subprocess.Popen(
                 [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
                  "--save", "", *self.persistence, "--protected-mode", "yes",
