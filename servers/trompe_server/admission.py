@@ -29,18 +29,26 @@ def mode_bytes(mode: str) -> int:
     return MODE_BYTES.get(mode, PIXEL_BYTES)
 
 
+def wide_grey(mode: str) -> bool:
+    """Whether `mode` is a grey of more than 8 bits (16-bit and 32-bit integers, 32-bit floats)."""
+    return mode.startswith("I;16") or mode in ("I", "F")
+
+
 def decode_work(mode: str, size: tuple[int, int], *, webp: bool, transposed: bool) -> int:
     """Peak bytes of decoding an image and making its RGB/RGBA working copy, stage by stage.
 
     Loading holds the decoded pixels (plus, for WebP, the decoder's own full-size buffers); converting to the
-    working mode holds the decoded pixels, the working copy and one band's temporaries; an EXIF rotation
-    holds the working copy and its rotation.
+    working mode holds the decoded pixels, the working copy and one band's temporaries, except for a wide
+    grey, which is made 8-bit (1 byte a pixel) first and then dropped; an EXIF rotation holds the working copy
+    and its rotation.
     """
     pixels = size[0] * size[1]
     decoded = mode_bytes(mode) * pixels
     band = BAND_WORK * min(pixels, BAND_PIXELS) // BAND_PIXELS
     stages = [decoded + (WEBP_BUFFERS * PIXEL_BYTES * pixels if webp else 0), PIXEL_BYTES * pixels]
-    if mode not in ("RGB", "RGBA"):
+    if wide_grey(mode):
+        stages += [decoded + pixels + band, pixels + PIXEL_BYTES * pixels + band]
+    elif mode not in ("RGB", "RGBA"):
         stages.append(decoded + PIXEL_BYTES * pixels + band)
     if mode == "RGBA":  # an opaque RGBA image is worked on as RGB
         stages.append(2 * PIXEL_BYTES * pixels + band)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from .admission import BAND_PIXELS, PIXEL_BYTES, decode_work
+from .admission import BAND_PIXELS, PIXEL_BYTES, decode_work, wide_grey
 from .errors import LimitError, ToolInputError
 
 FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")
@@ -153,6 +153,8 @@ def decode_image(data: bytes, max_pixels: int, argument: str = "source",
         im.seek(0)
         im.load()
         turn = _TURNS.get(im.getexif().get(ORIENTATION, 1))
+        if wide_grey(im.mode):  # made 8-bit first, so the wide decoded pixels and the working copy never coexist
+            im = _banded(im, "L", _eight_bit)
         out = to_rgb(im)
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ToolInputError(argument, f"image data is truncated or corrupt ({exc})") from None
@@ -198,15 +200,24 @@ def to_rgb(im: Image.Image) -> Image.Image:
     mode = "RGBA" if _transparent(im) else "RGB"
     if im.mode == mode:
         return im
+    return _banded(im, mode, lambda band: _to_mode(_eight_bit(band), mode))
+
+
+def _to_mode(band: Image.Image, mode: str) -> Image.Image:
+    """One 8-bit band in the working mode, through RGBA where it carries alpha."""
+    if band.mode == "La":  # Pillow converts premultiplied grey only to LA
+        band = band.convert("LA")
+    if band.mode in ALPHA_MODES or band.mode == "P" and "transparency" in band.info:
+        band = band.convert("RGBA")
+    return band.convert(mode)
+
+
+def _banded(im: Image.Image, mode: str, convert: Callable[[Image.Image], Image.Image]) -> Image.Image:
+    """A new `mode` image made from `im` a band of rows at a time, so no full-size temporary is made."""
     out = Image.new(mode, im.size)
     rows = max(1, BAND_PIXELS // max(1, im.width))
     for top in range(0, im.height, rows):
-        band = _eight_bit(im.crop((0, top, im.width, min(im.height, top + rows))))
-        if band.mode == "La":  # Pillow converts premultiplied grey only to LA
-            band = band.convert("LA")
-        if band.mode in ALPHA_MODES or band.mode == "P" and "transparency" in band.info:
-            band = band.convert("RGBA")
-        out.paste(band.convert(mode), (0, top))
+        out.paste(convert(im.crop((0, top, im.width, min(im.height, top + rows)))), (0, top))
     return out
 
 
@@ -231,15 +242,15 @@ def _palette_alpha(im: Image.Image) -> list[int]:
 def _eight_bit(im: Image.Image) -> Image.Image:
     """Map 16-bit and 32-bit greyscale to 8 bits: round(v/257) for integers (no ties: 257 is odd), round(v)
     for floats, clipped to 0..255."""
+    if not wide_grey(im.mode):
+        return im
     import numpy as np  # lazily: a stdio server lists its tools without numpy (bench/cold_start.py)
 
-    if im.mode.startswith("I;16") or im.mode == "I":
+    if im.mode != "F":
         values = np.asarray(im).astype(np.int64)
         values += 128
         values //= 257
-    elif im.mode == "F":
+    else:
         values = np.nan_to_num(np.asarray(im).astype(np.float32), copy=False, nan=0.0)
         np.rint(values, out=values)
-    else:
-        return im
     return Image.fromarray(np.clip(values, 0, 255, out=values).astype(np.uint8), "L")

@@ -1,5 +1,6 @@
 """The memory budget holds on every decoder path: each mode's admitted work covers its real peak, and a real
-server with --memory-budget 256MiB stays under budget + 300 MiB on the inputs that once took GBs."""
+server with --memory-budget 256MiB stays under budget + 100 MiB (issue 40's goal) on the inputs that once
+took GBs: a 16-bit or 32-bit grey is made 8-bit before its working copy, so the two never coexist."""
 
 from __future__ import annotations
 
@@ -76,9 +77,9 @@ async def peak_rss(folder: Path, source: str, tool: dict | None) -> int:
     ("flat.png", lambda: _png(Image.new("RGB", (SIDE, SIDE), (90, 140, 200))),
      {"name": "extract_channel", "channel": "H"}),
 ], ids=["16-bit grey PNG", "32-bit float TIFF", "32-bit integer TIFF", "extract_channel H"])
-def test_a_49_megapixel_input_stays_under_the_budget_plus_300_mib(tmp_path, name, make, tool):
+def test_a_49_megapixel_input_stays_under_the_budget_plus_100_mib(tmp_path, name, make, tool):
     data = make()
     assert len(data) < 400_000  # small on disk, 49 MP decoded: the shape of the attack
     (tmp_path / name).write_bytes(data)
     peak = anyio.run(peak_rss, tmp_path, name, tool)
-    assert peak < BUDGET + 300 * MiB, f"peak RSS {peak / MiB:.0f} MiB"
+    assert peak < BUDGET + 100 * MiB, f"peak RSS {peak / MiB:.0f} MiB"
