@@ -52,8 +52,9 @@ def third_party_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
     included) is refused naming both, as the later one would otherwise silently replace the earlier."""
     claimed = {b.name: (DISTRIBUTION, b.module) for b in BUILTINS}
     found: dict[str, importlib.metadata.EntryPoint] = {}
+    installed = importlib.metadata.entry_points()  # every distribution's file read once, not once a group
     for group in (GROUP, *OLD_GROUPS):
-        for ep in importlib.metadata.entry_points(group=group):
+        for ep in installed.select(group=group):
             if _distribution(ep) == DISTRIBUTION:
                 continue  # an older install's entry points for the built-ins, which arrive through BUILTINS
             owner = claimed.setdefault(ep.name, (_distribution(ep), ep.value))
