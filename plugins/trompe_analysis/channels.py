@@ -93,21 +93,37 @@ def blur(ctx: ToolContext, image: ImageId,
 def gaussian_blur(im: Image.Image, radius: float) -> Image.Image:
     """Pillow's Gaussian blur (alpha premultiplied), pixel for pixel, worked out in bands of rows.
 
-    Pillow blurs with three box passes of radius at most radius + 1 (ImagingGaussianBlur), so a band with that
-    many rows of margin above and below comes out exactly as in the whole image, and the filter's own
-    full-size buffer (4 bytes a pixel more over a 50 MP image) is only band-sized.
+    Pillow's blur is three box passes across the rows, then three down the columns, each of radius at most
+    radius + 1, rounded to 8 bits between (ImagingGaussianBlur), so blurring across then down gives the same
+    pixels. Each row is blurred across once; each band is blurred down with that many rows of margin above and
+    below, so it comes out exactly as in the whole image, and the filter's own buffers are only band-sized.
     """
-    soft = ImageFilter.GaussianBlur(radius)
+    work = "RGBa" if im.mode == "RGBA" else im.mode
     margin = 3 * (math.ceil(radius) + 2)
     rows = max(margin, LUMA_BLOCK // max(1, im.width))
+    if rows >= im.height:  # one band: Pillow's blur at once, which saves a pass between the directions
+        return _in_mode(_in_mode(im, work).filter(ImageFilter.GaussianBlur(radius)), im.mode)
+    across, down = ImageFilter.GaussianBlur((radius, 0)), ImageFilter.GaussianBlur((0, radius))
     out = Image.new(im.mode, im.size)
+    tail = None  # the rows already blurred across that the next band's window starts with
     for top in range(0, im.height, rows):
         bottom = min(im.height, top + rows)
         first, last = max(0, top - margin), min(im.height, bottom + margin)  # the band and its margins
-        band = im.crop((0, first, im.width, last))
-        band = band.convert("RGBa").filter(soft).convert("RGBA") if im.mode == "RGBA" else band.filter(soft)
-        out.paste(band.crop((0, top - first, im.width, bottom - first)), (0, top))
+        start = first + (tail.height if tail is not None else 0)
+        window = _in_mode(im.crop((0, start, im.width, last)), work).filter(across)
+        if tail is not None:
+            fresh, window = window, Image.new(work, (im.width, last - first))
+            window.paste(tail, (0, 0))
+            window.paste(fresh, (0, start - first))
+        tail = window.crop((0, bottom - margin - first, im.width, last - first))
+        band = window.filter(down).crop((0, top - first, im.width, bottom - first))
+        out.paste(_in_mode(band, im.mode), (0, top))
     return out
+
+
+def _in_mode(im: Image.Image, mode: str) -> Image.Image:
+    """`im` converted to `mode`, or itself when it is in it already (Pillow's convert would copy it)."""
+    return im if im.mode == mode else im.convert(mode)
 
 
 TOOLS = [extract_channel, blur]
