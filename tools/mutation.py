@@ -115,6 +115,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  # HallusionBench's groups, BlindTest's task mean, the benchmark CLI's printed metrics
                  "tests/datasets/test_metrics.py", "tests/datasets/test_benchmark_cli.py",
                  "tests/datasets/test_hallusion_rules.py",
+                 # the loaders' labels, answers, splits and file shapes
+                 *(f"tests/datasets/test_{name}.py" for name in (
+                     "dataset_labels", "dataset_answers", "label_content", "splits", "tsv", "parquet_memory",
+                     "answer_types")),
                  *(f"tests/agents/test_plugin_hooks.py::test_{name}" for name in (  # the scorers' registry
                      "a_plugin_taking_a_built_in_name_is_refused_naming_both",
                      "plugin_registrations_are_offered_beside_the_built_ins")),

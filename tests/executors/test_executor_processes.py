@@ -37,6 +37,7 @@ class Echo:
     hold: int = 0  # answers wait (up to 10 s) until this many are in flight at once
     in_flight: int = 0
     most: int = 0  # the most answers in flight at once (in this process)
+    fd: int = -1  # a descriptor of the driver's: answers then say which file it is open on in the worker, if any
 
     @asynccontextmanager
     async def worker(self, share: int):
@@ -62,7 +63,19 @@ class Echo:
             pass  # fewer lanes than `hold`: `most` says how many
         await asyncio.sleep(0)
         self.in_flight -= 1
-        return {"index": index, "text": text, "pid": os.getpid()}
+        said = {"index": index, "text": text, "pid": os.getpid()}
+        if self.fd >= 0:
+            said["fd"] = _file_of(self.fd)
+        return said
+
+
+def _file_of(fd: int) -> tuple[int, int] | None:
+    """The (device, inode) a descriptor is open on in this process, None when it is not open."""
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 @pytest.fixture(autouse=True)
@@ -187,6 +200,25 @@ def test_every_sample_is_answered_once_by_a_worker_process_beyond_the_first_wind
     assert sorted((r["index"], r["text"]) for r in delivered) == todo
     assert os.getpid() not in {r["pid"] for r in delivered}
     assert multiprocessing.active_children() == []  # the run is over: its workers have exited
+
+
+def test_workers_start_afresh_without_the_drivers_open_files(tmp_path):
+    """Workers are spawned, not forked: a forked worker would share the driver's open files and sockets (a vendor
+    client's connections, the run folder's lock) and could hang on a lock another thread held at the fork."""
+    path = tmp_path / "the-drivers-own"
+    path.write_text("open in the driver only")
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        delivered = run(Echo(fd=fd), [(i, f"s{i}") for i in range(4)])
+    finally:
+        os.close(fd)
+    assert len(delivered) == 4 and os.getpid() not in {r["pid"] for r in delivered}
+    assert _file_of_path(path) not in {r["fd"] for r in delivered}
+
+
+def _file_of_path(path) -> tuple[int, int]:
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
 
 
 class Counted(list):
