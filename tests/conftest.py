@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,12 @@ def _private_cache(tmp_path_factory):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "os_sandbox: runs SEVEX-generated code through the default OS sandbox")
+    # Tests run the console scripts (trompe, trompe-server, illusion-agent, sevex) by name, as a user of the
+    # activated venv does: those installed beside the interpreter running the tests come first on PATH, also
+    # when pytest was started as `.venv/bin/python -m pytest` without activating it.
+    scripts = str(Path(sys.executable).parent)
+    if os.environ.get("PATH", "").split(os.pathsep)[0] != scripts:
+        os.environ["PATH"] = os.pathsep.join(filter(None, [scripts, os.environ.get("PATH")]))
 
 
 @pytest.fixture(autouse=True)

@@ -190,14 +190,19 @@ class RedisStorage:
     @reported
     def touch(self, session_id: str, idle_timeout: float) -> None:
         if not self._run("TOUCH", session_id, idle_timeout, self._ttl(idle_timeout)):
-            quota = (self.client.get(f"{self.prefix}:gone:{session_id}") or b"").decode(errors="replace")
-            raise Refused("session", evicted_by=quota if quota in EVICTED_BY else "")
+            raise self._gone(session_id)
+
+    def _gone(self, session_id: str) -> Refused:
+        """The refusal for a session that is not there, naming the quota that evicted it if one did: a session
+        evicted while a call on it ran is found gone by that call's write or read, not only by its touch."""
+        quota = (self.client.get(f"{self.prefix}:gone:{session_id}") or b"").decode(errors="replace")
+        return Refused("session", evicted_by=quota if quota in EVICTED_BY else "")
 
     @reported
     def drop_session(self, session_id: str) -> int:
         count = int(self._run("DROP", session_id))
         if count < 0:
-            raise Refused("session")
+            raise self._gone(session_id)
         return count
 
     @reported
@@ -212,7 +217,7 @@ class RedisStorage:
         order, stored = pipe.execute()  # records are only ever added: all of order's are there, unless dropped
         dropped = not set(order) <= stored.keys()
         if dropped or not order and not self.client.zscore(f"{self.prefix}:sessions", session_id):
-            raise Refused("session")
+            raise self._gone(session_id)
         return [self._decode(i.decode(), stored[i])[0] for i in order]
 
     @reported
@@ -224,13 +229,13 @@ class RedisStorage:
     def pixels(self, session_id: str, image_id: str) -> Image.Image:
         raw = self.client.hget(self._key(session_id, "records"), image_id)
         if raw is None:
-            raise Refused("session")
+            raise self._gone(session_id)
         record, digest = self._decode(image_id, raw)
         cached = self.cache.get(digest)
         if cached is None:
             data = self._read_pixels(session_id, digest)
             if data is None:
-                raise Refused("session")
+                raise self._gone(session_id)
             try:
                 cached = (record.mode, (record.width, record.height), unpacked(digest, record.height, data))
                 image = Image.frombytes(*cached)
@@ -263,8 +268,10 @@ class RedisStorage:
         if reason == b"again":  # this request was stored before (its reply was lost): the stored version
             earlier = self.record(session_id, value.decode())
             if earlier is None:
-                raise Refused("session")
+                raise self._gone(session_id)
             return earlier
+        if reason == b"session":
+            raise self._gone(session_id)
         if reason != b"ok":
             raise Refused(reason.decode(), int(value))
         self.cache.put(digest, im.mode, im.size, raw)

@@ -88,7 +88,7 @@ def test_a_plugin_taking_a_built_in_name_is_refused_naming_both(fresh_plugins, h
 def test_plugin_registrations_are_offered_beside_the_built_ins(fresh_plugins, tmp_path):
     register_in_process(register_dataset_formats={"lines": one_line_format},
                         register_scorers={("blink", "strict"): lambda records: Score("strict", "exact match")},
-                        register_executors={"inline": lambda spec, **how: None},
+                        register_executors={"inline": lambda spec, **how: (spec, how)},
                         register_commands={"hello": add_hello},
                         register_sandboxes={"trusting": Trusting, "broken": Unavailable},
                         register_probe_families={"plugin_family": a_family("plugin_family")})
@@ -100,7 +100,10 @@ def test_plugin_registrations_are_offered_beside_the_built_ins(fresh_plugins, tm
     questions.write_text("Is it?\nIs it not?\n")
     assert [s.question for s in load_dataset(questions, format="lines")] == ["Is it?", "Is it not?"]
     assert trompe_main(["dataset", "info", str(questions), "--format", "lines"]) == 0
-    assert create_executor("inline", None, workers=3) is None
+    # a plugin's executor is made with the job and every setting as given, and create_executor's defaults
+    assert create_executor("inline", "job", workers=3, concurrency=7, ray_address="ray://head:10001") == (
+        "job", {"workers": 3, "concurrency": 7, "address": "ray://head:10001"})
+    assert create_executor("inline", "job") == ("job", {"workers": 1, "concurrency": 4, "address": None})
     assert sandbox_names() == ["auto", "broken", "bwrap", "none", "trusting"]
     assert isinstance(choose("trusting"), Trusting)
     with pytest.raises(Exception, match="without an OS sandbox: no such kernel feature here"):

@@ -20,7 +20,7 @@ from multiprocessing import resource_tracker
 import pytest
 
 from proctree import children
-from trompe_agents.executors import create_executor
+from trompe_agents.executors import create_executor, executor_names
 from trompe_agents.executors.base import ExecutorFailed, per_worker
 from trompe_agents.executors.processes import STOP, WINDOW, die_with_parent, ending, worker_main
 
@@ -192,6 +192,13 @@ def run(job: Echo, todo, workers: int = 2, concurrency: int = 3) -> list[dict]:
 def test_one_worker_is_this_process_and_no_samples_start_no_worker():
     assert create_executor("local", Echo(), workers=1) is None
     assert run(Echo(), []) == []
+
+
+def test_an_unknown_executor_is_refused_naming_the_ones_there_are():
+    with pytest.raises(ValueError) as refused:
+        create_executor("threads", Echo(), workers=2)
+    said, _, names = str(refused.value).partition(" is not one of ")
+    assert said == "executor: 'threads'" and sorted(names.split(", ")) == executor_names()
 
 
 def test_every_sample_is_answered_once_by_a_worker_process_beyond_the_first_window():

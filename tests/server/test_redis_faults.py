@@ -101,7 +101,7 @@ async def test_sessions_evicted_under_load_fail_their_samples_and_a_retry_answer
         assert {r["error_kind"] for r in failed} == {"tool_infrastructure"}
         assert all("lost this sample's session" in r["error"] for r in failed)
         assert all("max_sessions_per_client" in r["error"] and "--max-sessions-per-client" in r["error"]
-                   for r in failed)  # the quota and the setting that raises it, not idleness
+                   for r in failed), [r["error"] for r in failed]  # the quota and the setting that raises it
         assert all(r["answer"] == "yes" for r in first.values() if r["answer"] is not None)  # never 'no'
         retried = await run(samples, tools, out, retry_errors=True, concurrency=2)
     assert outcome(retried) == {i: v for i, v in UNINTERRUPTED.items() if i in retried}

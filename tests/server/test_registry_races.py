@@ -19,7 +19,7 @@ from trompe_server.limits import Limits
 from trompe_server.memory_storage import MemoryStorage
 from trompe_server.redis_storage import RedisStorage
 from trompe_server.registry import Registry
-from trompe_server.storage import Refused
+from trompe_server.storage import Quota, Refused
 
 
 class Meanwhile:
@@ -97,6 +97,27 @@ def test_a_session_closed_in_between_reads_as_closed_with_its_id(shared_storage,
         action(registry, session)
     assert str(error.value) == gone_message(session, limits)
     assert storage.session_ids() == []
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_a_session_evicted_in_between_names_the_quota_that_evicted_it(shared_storage, call):
+    """An eviction landing while a call runs (under load, between its touch and its read or write) names the quota
+    and the setting that raises it, as one found by the touch does: not "idle for ... s"."""
+    limits = Limits(max_sessions_per_client=1)
+    storage = shared_storage(limits)
+    registry = Registry(limits, storage)
+    session, _ = registry.open_session("client-a", "original", gradient(), "g.png")
+    action, step = CALLS[call]
+    quota = Quota(limits.max_sessions, 1, limits.idle_timeout)
+    registry.storage = Meanwhile(storage, step, lambda s, *_: s.create_session("s_elsewhere", "client-a", quota))
+    with pytest.raises(SessionGone) as error:
+        action(registry, session)
+    assert str(error.value) == (
+        f"session: session {session!r} was evicted to make room for newer ones: its client (bearer token, else "
+        "connection) may hold at most 1 sessions (max_sessions_per_client); raise it on the server "
+        "(--max-sessions-per-client or TROMPE_MAX_SESSIONS_PER_CLIENT) or open fewer at once (a lower "
+        "--concurrency, a token per agent); call open_session again")
+    assert storage.session_ids() == ["s_elsewhere"]
 
 
 def test_unknown_images_name_the_argument_the_caller_gives(shared_storage):
