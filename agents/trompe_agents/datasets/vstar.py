@@ -39,7 +39,7 @@ def load_vstar(path: Path, images_root: Path | None = None, split: str | None = 
         if not choices:
             raise DatasetError(f"{where}: 'text' holds no '(A) ...' option lines")
         label = str(row["label"]).strip().strip("()").upper()
-        if label not in "ABCDEFGH"[:len(choices)] or not label:
+        if label not in set("ABCDEFGH"[:len(choices)]):  # one of the letters, never a run of them
             raise DatasetError(f"{where}: label {row['label']!r} is not one of the {len(choices)} option letters")
         samples.append(Sample(id=str(row["question_id"]), images=[image.resolve()], question=stem, answer=label,
                               choices=choices, category=row["category"],
