@@ -118,7 +118,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
                  # the loaders' labels, answers, splits and file shapes
                  *(f"tests/datasets/test_{name}.py" for name in (
                      "dataset_labels", "dataset_answers", "label_content", "splits", "tsv", "parquet_memory",
-                     "answer_types")),
+                     "answer_types", "loaded_samples")),
                  *(f"tests/agents/test_plugin_hooks.py::test_{name}" for name in (  # the scorers' registry
                      "a_plugin_taking_a_built_in_name_is_refused_naming_both",
                      "plugin_registrations_are_offered_beside_the_built_ins")),

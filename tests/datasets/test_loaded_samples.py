@@ -335,8 +335,8 @@ def test_illusionvqa_json_has_no_splits(tmp_path):
 
 
 def test_illusionvqa_detect_each_format_on_its_own_conditions(tmp_path):
-    """IllusionVQA is told from V* JSONL (which has `images`-less rows too), other JSON and parquet by its
-    columns; a wrong rule sends a user's file to the wrong loader."""
+    """An IllusionVQA JSONL is told from trompe's own JSONL (an `images` list) by its one `image`; its JSON and
+    parquet by the question and options columns. A wrong rule sends a user's file to the wrong loader."""
     jsonl, js, parquet = Path("q.jsonl"), Path("q.json"), Path("q.parquet")
     assert illusionvqa.detect(jsonl, columns("image", "question"))
     assert illusionvqa.detect(jsonl, columns("image"))
@@ -420,7 +420,7 @@ def test_blindtest_groundtruth_that_cannot_be_read_is_refused_naming_the_row(tmp
         f"{path}: row 1: groundtruth {'9' * 65!r} cannot be read")
 
 
-def test_blindtest_task_names(tmp_path):
+def test_blindtest_task_names():
     """HF and generator spellings name one SEVEX task; an unknown task keeps its own name (not None)."""
     assert blindtest.task_name("Counting Grid - Word Grids") == "CountingRowsAndColumns"
     assert blindtest.task_name("touching_circle") == "OverlappingShapes"
