@@ -157,7 +157,8 @@ class SandboxChild:
                     kind, reason = _bound_reached(self._counters(), limits) or \
                         (ErrorKind.CRASHED, "its filter's listener never arrived")
                     return ProgramResult(None, f"the sandbox did not start: {reason}", kind)
-            result = await asyncio.wait_for(self._converse(job, handlers, limits), limits.wall_seconds)
+            async with asyncio.timeout(limits.wall_seconds):  # a cancel is never dropped (3.11's wait_for can)
+                result = await self._converse(job, handlers, limits)
         except TimeoutError:
             result = ProgramResult(None, f"time limit: the program ran over {limits.wall_seconds:g} s",
                                    ErrorKind.PROGRAM_TIMEOUT)
@@ -273,7 +274,8 @@ class SandboxChild:
         that, see kill()), its transport is closed and it is left to the child watcher."""
         self.kill()
         try:
-            await asyncio.wait_for(asyncio.shield(self.process.wait()), CLOSE_SECONDS)
+            async with asyncio.timeout(CLOSE_SECONDS):
+                await asyncio.shield(self.process.wait())
         except TimeoutError:
             if self.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

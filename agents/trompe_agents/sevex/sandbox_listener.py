@@ -75,7 +75,8 @@ class FilterRecord:
 
         loop.add_reader(hand_over.fileno(), ready)
         try:
-            fds = await asyncio.wait_for(arrived, timeout)
+            async with asyncio.timeout(timeout):  # not wait_for, which on 3.11 drops a cancel that meets the arrival
+                fds = await arrived
         except TimeoutError:
             return None
         finally:

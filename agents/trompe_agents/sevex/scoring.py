@@ -64,7 +64,8 @@ async def _in_child(job: dict) -> Scored:
     child = await asyncio.create_subprocess_exec(sys.executable, "-m", __name__, stdin=asyncio.subprocess.PIPE,
                                                  stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        out, err = await asyncio.wait_for(child.communicate(json.dumps(job).encode()), SCORE_BUDGET_S)
+        async with asyncio.timeout(SCORE_BUDGET_S):  # a cancel is never dropped (3.11's wait_for can)
+            out, err = await child.communicate(json.dumps(job).encode())
     except TimeoutError:
         return Scored(None, False, SCORE_BUDGET, f"reading the {len(job['raw']):,}-character answer took over "
                       f"{SCORE_BUDGET_S:g} s (sevex.scoring.SCORE_BUDGET_S); it was not scored")
