@@ -112,13 +112,21 @@ def gaussian_blur(im: Image.Image, radius: float) -> Image.Image:
         start = first + (tail.height if tail is not None else 0)
         window = _in_mode(im.crop((0, start, im.width, last)), work).filter(across)
         if tail is not None:
-            fresh, window = window, Image.new(work, (im.width, last - first))
-            window.paste(tail, (0, 0))
-            window.paste(fresh, (0, start - first))
+            window = _stacked(tail, window)
         tail = window.crop((0, bottom - margin - first, im.width, last - first))
         band = window.filter(down).crop((0, top - first, im.width, bottom - first))
+        del window  # no band-sized image of this band is held while the next one is made
         out.paste(_in_mode(band, im.mode), (0, top))
+        del band
     return out
+
+
+def _stacked(upper: Image.Image, lower: Image.Image) -> Image.Image:
+    """`upper`'s rows, then `lower`'s, as one image."""
+    both = Image.new(upper.mode, (upper.width, upper.height + lower.height))
+    both.paste(upper, (0, 0))
+    both.paste(lower, (0, upper.height))
+    return both
 
 
 def _in_mode(im: Image.Image, mode: str) -> Image.Image:
