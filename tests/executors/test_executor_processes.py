@@ -16,6 +16,7 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
+from pathlib import Path
 
 import pytest
 
@@ -69,10 +70,10 @@ class Echo:
         return said
 
 
-def _file_of(fd: int) -> tuple[int, int] | None:
-    """The (device, inode) a descriptor is open on in this process, None when it is not open."""
+def _file_of(opened: int | Path) -> tuple[int, int] | None:
+    """The (device, inode) of a path, or of what a descriptor is open on in this process (None: not open)."""
     try:
-        found = os.fstat(fd)
+        found = os.stat(opened)
     except OSError:
         return None
     return found.st_dev, found.st_ino
@@ -220,12 +221,7 @@ def test_workers_start_afresh_without_the_drivers_open_files(tmp_path):
     finally:
         os.close(fd)
     assert len(delivered) == 4 and os.getpid() not in {r["pid"] for r in delivered}
-    assert _file_of_path(path) not in {r["fd"] for r in delivered}
-
-
-def _file_of_path(path) -> tuple[int, int]:
-    found = os.stat(path)
-    return found.st_dev, found.st_ino
+    assert _file_of(path) not in {r["fd"] for r in delivered}
 
 
 class Counted(list):
