@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 from trompe_agents.backends.gemini import GeminiSettings
@@ -221,12 +221,35 @@ def test_trompe_models_json_and_an_unpriced_user_model(tmp_path, capsys, monkeyp
     assert rows["gpt-6.1-terra"]["price"]["input"] == 0.5 and rows["gpt-7-nova"]["price"] is None
 
 
+def genai_prices_chat_models() -> dict[str, str]:
+    """Every model id genai-prices' own data prices per input and output token for the three vendors (read from its
+    snapshot apart from trompe's catalogue), with its vendor. Google's list also holds Claude on Vertex (Anthropic's
+    models) and Gemma (open weights: trompe runs them locally, `--backend hf`): the Gemini API's own are `gemini-`."""
+    from genai_prices import data_snapshot
+
+    vendor_of = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}
+    found = {}
+    for provider in data_snapshot.get_snapshot().providers:
+        for model in provider.models if provider.id in vendor_of else ():
+            price = model.get_prices(datetime.now(UTC))
+            if price.input_mtok is not None and price.output_mtok is not None and (
+                    provider.id != "google" or model.id.startswith("gemini-")):
+                found[model.id] = vendor_of[provider.id]
+    return found
+
+
 def test_trompe_models_prices_every_model_genai_prices_knows_for_the_vendors(capsys):
+    """Each chat model genai-prices prices is listed with a price; what it lists without a token price (embeddings,
+    speech, moderation, Gemma) or under an id no API takes (`ft:` patterns, `gpt-4o:extended`) is not offered."""
     assert main(["models", "--json"]) == 0
     rows = {r["model"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
-    for vendor in ("anthropic", "openai", "gemini"):
-        for id in catalogue.market_models(vendor):
-            assert rows[id]["vendor"] == vendor and rows[id]["status"] != "unknown", id
+    known = genai_prices_chat_models()
+    sendable = {id: vendor for id, vendor in known.items() if re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", id)}
+    assert len(sendable) >= 150 and {"ft:gpt-4o", "gpt-4o:extended"} <= known.keys() - sendable.keys()
+    for id, vendor in sendable.items():
+        assert rows[id]["vendor"] == vendor and rows[id]["status"] != "unknown" and rows[id]["price"]["input"] > 0, id
+    assert all(row["price"] is not None for row in rows.values())  # nothing offered that trompe cannot bill
+    assert not {"whisper-1", "tts-1", "text-embedding-3-small", "gemini-embedding-001", "gemma-4-31b-it"} & rows.keys()
     assert rows["gpt-6.2-sol"]["price"]["input"] > 0 and rows["gemini-4-argon"]["status"] == "unlisted"
     assert "gemini-3.8-flash-lite" not in rows and "claude-sonnet-5-6" not in rows  # no look-alike listed
 

@@ -6,12 +6,15 @@ and a JSON output format (platform.claude.com/docs/en/build-with-claude/prompt-e
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from imagekit import gradient
 from test_vendor_roundtrip import SCHEMA, VENDORS, backend_for
 from trompe_agents.backends.base import BackendError
 from trompe_agents.loop import run_agent
 from trompe_agents.messages import Message, TextPart, ToolSchema
+from trompe_agents.trace import Trace
 from trompe_agents.testing import FakeVendor, Reply, call, final
 
 BOX = [8, 4, 24, 20]
@@ -21,12 +24,20 @@ THREE_ROUNDS = [Reply(thinking=f"step {n}", calls=call("crop", image="original",
 
 async def crop_three_times(tools, tmp_path, keep_images):
     gradient(64, 48).save(tmp_path / "q.png")
+    trace = Trace(tmp_path / f"trace-{keep_images}")
     with FakeVendor("anthropic", THREE_ROUNDS) as fake:
         async with backend_for("claude", fake, model="claude-sonnet-5-5", thinking="high",
                                keep_images=keep_images) as backend:
             result = await run_agent(backend, tools, system="You inspect images.", question="Is it dark?",
-                                     images={"original": tmp_path / "q.png"}, final_schema=SCHEMA, max_rounds=6)
+                                     images={"original": tmp_path / "q.png"}, final_schema=SCHEMA, max_rounds=6,
+                                     trace=trace)
     return result, fake
+
+
+def dropped_per_round(result) -> list[int]:
+    """What each model round's trace event says it left out of the thinking sent back (`thinking_dropped`)."""
+    events = [json.loads(line) for line in result.trace_path.read_text().splitlines()]
+    return [e["sent"].get("thinking_dropped", 0) for e in events if e["event"] == "assistant"]
 
 
 def thinking_sent(body: dict) -> list[str]:
@@ -43,6 +54,11 @@ async def test_keep_images_with_thinking_never_sends_a_block_whose_prefix_change
     assert elided.stop == "answer" and len(fake.requests) == 4  # no 400 on the way
     sent = [thinking_sent(r.json) for r in fake.requests]
     assert sent[1] == ["step 0"] and sent[3] != ["step 0", "step 1", "step 2"]
+    # the trace says so: each round counts the blocks it left out, and they are what was not sent
+    assert dropped_per_round(kept) == [0, 0, 0, 0]
+    dropped = dropped_per_round(elided)
+    assert dropped[:2] == [0, 0] and all(n > 0 for n in dropped[2:])
+    assert [len(s) + n for s, n in zip(sent, dropped)] == [0, 1, 2, 3]
     assert any("[image" in str(r.json["messages"]) for r in fake.requests[2:])  # images were elided all the same
 
 

@@ -278,10 +278,18 @@ def market_models(vendor: str) -> dict[str, Any]:
         return {}
     models = next((p.models for p in data_snapshot.get_snapshot().providers if p.id == provider), [])
     own = {"anthropic": "claude-", "gemini": "gemini-"}.get(vendor, "")
-    return {m.id: m for m in models if _MODEL_ID.fullmatch(m.id) and m.id.startswith(own)}
+    return {m.id: m for m in models if _MODEL_ID.fullmatch(m.id) and m.id.startswith(own) and _chat_priced(m)}
 
 
-_MODEL_ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")  # an id, not a pattern (`ft:gpt-4o`, `gpt-4o-...ft-`)
+# an id one sends, not a pattern (`ft:gpt-4o`, `gpt-4o-...ft-`) nor a price variant (`gpt-4o:extended`)
+_MODEL_ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
+
+
+def _chat_priced(model: Any) -> bool:
+    """A model priced per million input and output tokens today: a chat model trompe can run and bill (not an
+    embedding, speech, transcription or moderation model, nor one listed without a price)."""
+    prices = model.get_prices(datetime.now(UTC))
+    return prices.input_mtok is not None and prices.output_mtok is not None
 
 
 @functools.cache
