@@ -42,14 +42,23 @@ FORGED_FORBIDDEN = CHANNEL + main(
 USER_DISPATCH = RAW + main(f'''
 print(syscall({sandbox_syscalls.ARCHES[platform.machine()][1]["prctl"]}, 59, 1, 0, 0, 0))
 return "dispatching"''')
+# the standard library importing for itself (heapq, types) inside an allowed module: not the program's import
+STANDARD_LIBRARY = main("import collections, functools, statistics\n@functools.singledispatch\ndef kind(x):\n"
+                        "    return 'other'\nreturn repr((statistics.mode([1, 2, 2, 3]), "
+                        "collections.Counter('abca').most_common(1), kind(2)))")
+# a module's namespace passed on purpose gets only a module already loaded; loading one is refused
+LAUNDERED = main("import statistics\nheap = __import__('heapq', vars(statistics))\n"
+                 "return repr(__import__('ctypes', vars(statistics)))")
+OWN_NAMESPACE = main("exec('import heapq', {})\nreturn 'imported'")
 PROGRAMS = [EXIT_159, EXIT_3, SELF_KILL, INIT_ATTACKED, FORK, THREAD, SEGV, CPU, NOT_ALLOWED_TEXT,
-            SURROGATE_ANSWER, SURROGATE_LOG, FORGED_FORBIDDEN, USER_DISPATCH]
+            SURROGATE_ANSWER, SURROGATE_LOG, FORGED_FORBIDDEN, USER_DISPATCH, STANDARD_LIBRARY, LAUNDERED,
+            OWN_NAMESPACE]
 
 
 def check(results: list[tuple[str, str | None, str | None]]) -> None:
     """What each of PROGRAMS must end as: (kind, answer, error) in order."""
     (exit_159, exit_3, self_kill, init_attacked, fork, thread, segv, cpu, not_allowed, surrogate_answer,
-     surrogate_log, forged, dispatch) = results
+     surrogate_log, forged, dispatch, standard_library, laundered, own_namespace) = results
     assert exit_159[0] == "forbidden" and "exit_group(159, " in exit_159[2], exit_159
     assert exit_3 == ("crashed", None, "the program's process ended unexpectedly (exit 3)")
     assert self_kill[0] == "forbidden" and "kill(" in self_kill[2], self_kill
@@ -64,6 +73,9 @@ def check(results: list[tuple[str, str | None, str | None]]) -> None:
     assert surrogate_log[:2] == (None, "fine"), surrogate_log
     assert forged[0] == "exception" and forged[2] == "escaped", forged  # its word, which no refusal bears out
     assert dispatch[0] == "forbidden" and "prctl(59, 1, " in dispatch[2], dispatch
+    assert standard_library == (None, "(2, [('a', 2)], 'other')", None), standard_library
+    assert laundered[:2] == ("forbidden", None) and "not allowed in the sandbox: import" in laundered[2], laundered
+    assert own_namespace[:2] == ("forbidden", None) and "import of 'heapq' is not allowed" in own_namespace[2]
 
 
 async def test_endings_are_recorded_as_what_happened():
