@@ -1,7 +1,7 @@
 """How a program ended comes from facts the program cannot write, never from text it chose.
 
 `forbidden` only from the filter's record of a refused call (the parent reads it from the filter's listener,
-sandbox_listener.py), a CPU timeout only from the kernel's count of the sandbox's CPU time (the launcher's
+sandbox_listener.py; a malformed frame on the channel is `crashed`), a CPU timeout only from the kernel's count of the sandbox's CPU time (the launcher's
 rusage), and a signal death only from the true wait status (bubblewrap's init reports death by signal N as
 128 + N, and the filter refuses the program any exit status of 128 or more). Run as root, and again as user
 `nobody`.
@@ -50,15 +50,17 @@ STANDARD_LIBRARY = main("import collections, functools, statistics\n@functools.s
 LAUNDERED = main("import statistics\nheap = __import__('heapq', vars(statistics))\n"
                  "return repr(__import__('ctypes', vars(statistics)))")
 OWN_NAMESPACE = main("exec('import heapq', {})\nreturn 'imported'")
+MALFORMED = CHANNEL + main("forge(b'{\"type\": \"done\"}')\nreturn 'x'")  # only allowed calls: no refusal
 PROGRAMS = [EXIT_159, EXIT_3, SELF_KILL, INIT_ATTACKED, FORK, THREAD, SEGV, CPU, NOT_ALLOWED_TEXT,
             SURROGATE_ANSWER, SURROGATE_LOG, FORGED_FORBIDDEN, USER_DISPATCH, STANDARD_LIBRARY, LAUNDERED,
-            OWN_NAMESPACE]
+            OWN_NAMESPACE, MALFORMED]
 
 
 def check(results: list[tuple[str, str | None, str | None]]) -> None:
     """What each of PROGRAMS must end as: (kind, answer, error) in order."""
     (exit_159, exit_3, self_kill, init_attacked, fork, thread, segv, cpu, not_allowed, surrogate_answer,
-     surrogate_log, forged, dispatch, standard_library, laundered, own_namespace) = results
+     surrogate_log, forged, dispatch, standard_library, laundered, own_namespace,
+     malformed) = results
     assert exit_159[0] == "forbidden" and "exit_group(159, " in exit_159[2], exit_159
     assert exit_3 == ("crashed", None, "the program's process ended unexpectedly (exit 3)")
     assert self_kill[0] == "forbidden" and "kill(" in self_kill[2], self_kill
@@ -76,6 +78,8 @@ def check(results: list[tuple[str, str | None, str | None]]) -> None:
     assert standard_library == (None, "(2, [('a', 2)], 'other')", None), standard_library
     assert laundered[:2] == ("forbidden", None) and "not allowed in the sandbox: import" in laundered[2], laundered
     assert own_namespace[:2] == ("forbidden", None) and "import of 'heapq' is not allowed" in own_namespace[2]
+    assert malformed == ("crashed", None, "the program wrote a malformed result to the sandbox's channel: unexpected "
+                                          "message with keys ['type']"), malformed
 
 
 async def test_endings_are_recorded_as_what_happened():

@@ -204,9 +204,10 @@ class SandboxChild:
             except frames.FrameTooLarge as exc:
                 return ProgramResult(None, f"oversize: {exc} (answer, output or API arguments too large)",
                                      ErrorKind.OVERSIZE, calls=calls)
-            except frames.FrameError as exc:  # only a program tampering with the channel gets here
-                return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}",
-                                     ErrorKind.FORBIDDEN, calls=calls)
+            except frames.FrameError as exc:  # only a program tampering with the channel gets here: it broke
+                # its own result, and no call was refused (only the filter's record makes a run `forbidden`)
+                return ProgramResult(None, f"the program wrote a malformed result to the sandbox's channel: {exc}",
+                                     ErrorKind.CRASHED, calls=calls)
             if message is None:
                 code = await self.process.wait()
                 kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses,
