@@ -164,7 +164,7 @@ async def test_a_cancel_that_meets_the_filters_arrival_is_not_dropped():
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     poke, poked = socket.socketpair()
     loop = asyncio.get_running_loop()
-    waiting = asyncio.ensure_future(FilterRecord.receive(ours, 30))
+    waiting = asyncio.ensure_future(FilterRecord.receive(ours, 30, 2**30, lambda: None))
     for _ in range(3):
         await asyncio.sleep(0)  # it now waits for the arrival
     loop.add_reader(poked.fileno(), waiting.cancel)  # readable in the same turn as the arrival

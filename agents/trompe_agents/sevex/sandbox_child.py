@@ -11,6 +11,7 @@ interpreter with the code it guards, so it is no boundary: the parent trusts not
 
 import builtins
 import collections
+import contextlib
 import dataclasses
 import functools
 import heapq
@@ -180,8 +181,11 @@ def main() -> None:
         send({"type": "done", "answer": answer, "log": log.text}, "the answer")
     except Forbidden as exc:
         send({"type": "error", "kind": "forbidden", "error": str(exc), "log": log.text}, "the error")
-    except MemoryError:
-        send({"type": "error", "kind": "memory", "error": "memory limit reached", "log": ""}, "the error")
+    except MemoryError as exc:  # the parent reads the peak of our address space while we make the probe
+        with contextlib.suppress(OSError):  # refused (not recorded) under the filter, harmless without one
+            os.getpid()
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+        send({"type": "error", "kind": "memory", "error": text, "log": ""}, "the error")
     except BaseException as exc:  # the program's own failure, reported, never raised in the parent
         forbidden = isinstance(exc.__context__, Forbidden)
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
