@@ -9,7 +9,9 @@ listener, the cgroup where one can be had, the child's start. A round's wall tim
 to exit, its CPU time the kernel's count for it and every process it reaped (the sandboxes, launcher down:
 os.wait4). Each round also runs a process per tree that starts no program (imports and the probe sandbox), so
 the per-program rows are (that process - this one) / --programs: the sandbox's cost alone, without the
-interpreter's start. The ratio is taken round by round, so a load that changes over minutes touches both sides of each
+interpreter's start. A third process per round runs this checkout with no cgroup
+(`cgroup.layout` says none, as for a user who has none), to show what the per-sandbox cgroup costs apart from
+the rest. The ratio is taken round by round, so a load that changes over minutes touches both sides of each
 pair alike; the table gives each tree's median and the median of the ratios. The baseline is `git archive REF`
 of servers/, plugins/ and agents/, first on the child's PYTHONPATH (the child checks where its sandbox came from).
 """
@@ -37,7 +39,10 @@ ANSWERS = ["yes", "img_001", str(sum(i * i for i in range(100_000)))]
 CHILD = """import asyncio, json, sys
 from trompe_agents.sevex import sandbox
 from trompe_agents.sevex.isolation.bwrap import Bwrap
-PROGRAMS, ANSWERS, COUNT = json.loads(sys.argv[1])
+PROGRAMS, ANSWERS, COUNT, CGROUP = json.loads(sys.argv[1])
+if not CGROUP:
+    from trompe_agents.sevex.isolation import cgroup
+    cgroup.layout = lambda: "none, for the comparison"
 
 async def crop(args):
     return "img_001"
@@ -56,12 +61,12 @@ print(sandbox.__file__)
 """
 
 
-def one_process(pythonpath: str, programs: int) -> tuple[float, float, str]:
+def one_process(pythonpath: str, programs: int, with_cgroup: bool) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (the process and all it reaped) and where its sandbox module came from."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps([PROGRAMS, ANSWERS, programs])], env=env,
+        child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps([PROGRAMS, ANSWERS, programs, with_cgroup])], env=env,
                                  stdout=out, stderr=err, text=True)
         _, status, usage = os.wait4(child.pid, 0)  # reaped here, with its rusage, not by Popen
         wall = time.perf_counter() - started
@@ -77,34 +82,39 @@ def one_process(pythonpath: str, programs: int) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", metavar="REF", required=True, help="the earlier tree, a git ref")
-    parser.add_argument("--rounds", type=int, default=10, help="pairs of processes (default 10)")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds of processes (default 10)")
     parser.add_argument("--programs", type=int, default=10, help="programs per process, one sandbox each (default 10)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="trompe-bench-") as tmp:
         os.chmod(tmp, 0o755)  # the sandbox's user (nobody, when run as root) reads the baseline's child modules
-        trees = {"before": extract(args.baseline, Path(tmp), ("servers", "plugins", "agents")),
-                 "after": os.pathsep.join(str(REPO / part) for part in ("servers", "plugins", "agents"))}
-        # tree -> rows: wall and CPU of the whole process, then per program; one value per round
-        rows: dict[str, list[list[float]]] = {"before": [[], [], [], []], "after": [[], [], [], []]}
+        before = extract(args.baseline, Path(tmp), ("servers", "plugins", "agents"))
+        after = os.pathsep.join(str(REPO / part) for part in ("servers", "plugins", "agents"))
+        variants = {args.baseline: (before, True), "this checkout": (after, True), "this, no cgroup": (after, False)}
+        # variant -> rows: wall and CPU of the whole process, then per program; one value per round
+        rows: dict[str, list[list[float]]] = {name: [[], [], [], []] for name in variants}
         for round_ in range(args.rounds):
-            for name in (("before", "after") if round_ % 2 == 0 else ("after", "before")):
-                empty, full = (measured(name, trees[name], count) for count in (0, args.programs))
+            names = list(variants)
+            for name in names[round_ % 3:] + names[:round_ % 3]:  # each goes first in turn
+                empty, full = (measured(name, *variants[name], count) for count in (0, args.programs))
                 for row, value in zip(rows[name], (*full, *((f - e) / args.programs for f, e in zip(full, empty)))):
                     row.append(value)
             print(f"round {round_ + 1}: " + ", ".join(f"{name} {[round(row[-1], 3) for row in rows[name]]}"
                                                       for name in rows), file=sys.stderr)
-    print(f"| median of {args.rounds} rounds | {args.baseline} | this checkout | this / baseline (median of the "
-          "rounds' ratios) |\n|---|---:|---:|---:|")
-    names = (f"wall s, a process starting {args.programs} programs", "CPU s, the same (with all it reaped)",
-             "wall s per program (sandbox alone)", "CPU s per program (sandbox alone)")
-    for what, before, after in zip(names, rows["before"], rows["after"], strict=True):
-        ratio = statistics.median(a / b for a, b in zip(after, before, strict=True))
-        print(f"| {what} | {statistics.median(before):.3f} | {statistics.median(after):.3f} | {ratio:.3f} |")
+    print(f"| median of {args.rounds} rounds | {' | '.join(variants)} | this / {args.baseline} | this, no cgroup / "
+          f"{args.baseline} |\n|---|---:|---:|---:|---:|---:|")
+    labels = (f"wall s, a process starting {args.programs} programs", "CPU s, the same (with all it reaped)",
+              "wall s per program (sandbox alone)", "CPU s per program (sandbox alone)")
+    for index, label in enumerate(labels):
+        base, *others = (rows[name][index] for name in variants)
+        medians = " | ".join(f"{statistics.median(values):.3f}" for values in (base, *others))
+        ratios = " | ".join(f"{statistics.median(a / b for a, b in zip(values, base, strict=True)):.3f}"
+                            for values in others)
+        print(f"| {label} | {medians} | {ratios} |")
 
 
-def measured(name: str, pythonpath: str, programs: int) -> tuple[float, float]:
+def measured(name: str, pythonpath: str, with_cgroup: bool, programs: int) -> tuple[float, float]:
     """One process's wall and CPU seconds, refused if its sandbox module is not from `pythonpath`."""
-    wall, cpu, origin = one_process(pythonpath, programs)
+    wall, cpu, origin = one_process(pythonpath, programs, with_cgroup)
     if not origin.startswith(pythonpath.split(os.pathsep)[-1]):
         raise SystemExit(f"{name}: the sandbox came from {origin}, not from {pythonpath}")
     return wall, cpu
