@@ -66,8 +66,8 @@ def one_process(pythonpath: str, programs: int, with_cgroup: bool) -> tuple[floa
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps([PROGRAMS, ANSWERS, programs, with_cgroup])], env=env,
-                                 stdout=out, stderr=err, text=True)
+        arguments = json.dumps([PROGRAMS, ANSWERS, programs, with_cgroup])
+        child = subprocess.Popen([sys.executable, "-c", CHILD, arguments], env=env, stdout=out, stderr=err, text=True)
         _, status, usage = os.wait4(child.pid, 0)  # reaped here, with its rusage, not by Popen
         wall = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)

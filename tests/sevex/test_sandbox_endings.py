@@ -1,10 +1,11 @@
 """How a program ended comes from facts the program cannot write, never from text it chose.
 
 `forbidden` only from the filter's record of a refused call (the parent reads it from the filter's listener,
-sandbox_listener.py; a malformed frame on the channel is `crashed`), a CPU timeout only from the kernel's count of the sandbox's CPU time (the launcher's
-rusage), and a signal death only from the true wait status (bubblewrap's init reports death by signal N as
-128 + N, and the filter refuses the program any exit status of 128 or more). Run as root, and again as user
-`nobody`.
+sandbox_listener.py; a malformed frame on the channel is `crashed`), `memory` only from what that listener saw
+of the program's mappings or the cgroup's OOM kills, a CPU timeout only from the kernel's count of the sandbox's
+CPU time (the launcher's rusage), and a signal death only from the true wait status (bubblewrap's init reports
+death by signal N as 128 + N, and the filter refuses the program any exit status of 128 or more). Run as root,
+and again as user `nobody`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the sandbox is stopped: what a program looping refused calls costs this process 
 
 Two kinds of call come here to be answered rather than refused (sandbox_syscalls.py): a mapping of CHECKED_BYTES
 or more, which goes on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) unless, with what the caller has mapped already
-(/proc/PID/statm, read while it waits), it would take the program over its address-space limit, which is then
+(/proc/PID/status VmSize, read while it waits), it would take the program over its address-space limit, which is then
 answered ENOMEM here and kept as a fact; and the child's memory probe, for which the caller's peak address space
 (/proc/PID/status VmPeak) is read. Those facts, never the program's word, make a run end as `memory`; at most
 CHECKS of them are answered before the sandbox is stopped.
@@ -38,7 +38,6 @@ STOP_AFTER = 16  # refusals answered before the sandbox is stopped (more would o
 CHECKS = 4096  # mappings checked and memory probes answered before the sandbox is stopped
 CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel makes the call as if the filter had allowed it
 PROT_EXEC = 4
-PAGE = os.sysconf("SC_PAGE_SIZE")
 NAMES = {arch: {number: name for name, number in table.items()} for arch, table in ARCHES.values()}
 
 
@@ -144,7 +143,7 @@ class FilterRecord:
                 self.refusals.append(Refusal(name, tuple(args)))
         with contextlib.suppress(OSError):  # ENOENT: the caller is gone
             fcntl.ioctl(self.listener, NOTIF_SEND, RESPONSE.pack(call_id, 0, *answer))
-        self.checks += checked
+        self.checks += 1 if checked else 0
         if self.stopped is None and (self.count >= STOP_AFTER or self.checks >= CHECKS):
             self.stopped = (f"{self.count} refused calls" if self.count >= STOP_AFTER else
                             f"the program mapped {CHECKED_BYTES // 2**20} MiB or more at once, or probed its "
