@@ -141,16 +141,20 @@ def main() -> None:
     sys.stdout = sys.stderr = log
 
     def send(message: dict, what: str) -> None:
-        """One frame to the parent; a message over the cap ends the program with an `oversize` error."""
+        """One frame to the parent; a message over the cap ends the program with an `oversize` error, and a
+        channel the program closed ends it at once (the parent reads what it left there)."""
         try:
-            data = frames.encode(message, frames.FROM_PROGRAM)
+            data, last = frames.encode(message, frames.FROM_PROGRAM), False
         except frames.FrameTooLarge as exc:
-            error = {"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text}
-            channel_out.write(frames.encode(error))
+            data = frames.encode({"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text})
+            last = True
+        try:
+            channel_out.write(data)
             channel_out.flush()
+        except (OSError, ValueError):  # closed by the program: nothing more can be said, nor a traceback printed
             os._exit(1)
-        channel_out.write(data)
-        channel_out.flush()
+        if last:
+            os._exit(1)
 
     def remote(name: str, params: list[str]):
         def call(*args, **kwargs):
