@@ -6,6 +6,8 @@ outside sandbox_syscalls.ALLOWED (or one of its ARG_RULES broken, or another arc
 kernel until the parent, which holds the only copy of the listener, has read it and answered EPERM; the parent
 keeps that record, and a record is what makes a run `forbidden` (sandbox_listener.py). The program cannot write
 one (only the kernel does) nor reach the listener, and trying any other call is itself a record.
+A mapping of sandbox_syscalls.CHECKED_BYTES or more goes to the parent the same way, to be checked against the
+program's memory limit rather than refused (the `memory` ending's fact).
 
 Standard library only: the child imports it inside the sandbox, where it uses `_ctypes` and `_socket` directly
 (the `ctypes` and `socket` packages cost a sandbox start some 50 ms more, `socket` most of it).
