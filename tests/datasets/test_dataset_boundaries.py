@@ -1,6 +1,9 @@
 """A dataset names images only inside its own folders: a path that resolves elsewhere (absolute, climbing with
 `..`, a link out) is refused unless the user says otherwise; embedded images are files of their own content, so
-ids that read alike as file names never share one; a repeated TSV index is refused."""
+ids that read alike as file names never share one; a repeated TSV index is refused.
+
+No rerun as `nobody`: each refusal is decided from the resolved path before the file is opened, and root, who may
+read every file, is the case where a permission error could not stand in for a missing refusal."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Without --root, `trompe-server` never makes `/`, the home folder or a system folder its root (desktop clients
-start it in `/`): it says so in one line and serves images sent inline only."""
+start it in `/`): it says so in one line and serves images sent inline only.
+
+No rerun as `nobody`: the refusal is decided from the paths (working directory, HOME) before any file is opened,
+and root, who may read every file, is the case where a permission error could not hide a missing refusal."""
 
 from __future__ import annotations
 

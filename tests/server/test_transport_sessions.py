@@ -1,6 +1,8 @@
 """MCP transport sessions over HTTP cannot be used up: a flood of bare `initialize` POSTs (255 of them, six
 seconds' work, once locked every new client out for 30 minutes) closes the flood's own sessions, never a client's
-that works, and never refuses the next client."""
+that works, and never refuses the next client.
+
+No rerun as `nobody`: the pool counts HTTP sessions in one process; no file, process or other user is involved."""
 
 from __future__ import annotations
 

@@ -92,7 +92,8 @@ def main(body: str) -> str:
     return "def main(images, question):\n" + "\n".join("    " + line for line in body.strip("\n").splitlines())
 
 
-# (name, code, the result kinds that may come back; None: any kind, as long as nothing escapes)
+# (name, code, the result kinds that may come back; None: any kind, as long as nothing escapes); a malformed
+# frame on the channel breaks only the program's own result, so it is `crashed`: `forbidden` is the filter's word
 ATTACKS = [
     ("direct file read", main("return open('$canary').read()"), {"forbidden"}),
     ("forbidden error caught", main("try:\n    open('$canary').read()\nexcept Exception:\n    pass\nreturn 'yes'"),
@@ -212,14 +213,14 @@ return " | ".join(out)'''), None),
      {"oversize"}),
     ("forged error frame claiming ok", CHANNEL + main(
         "forge(b'{\"type\": \"error\", \"kind\": \"ok\", \"error\": \"\", \"log\": \"\"}')\nreturn 'x'"),
-     {"forbidden"}),
+     {"crashed"}),
     ("forged done frame with calls", CHANNEL + main(
         "forge(b'{\"type\": \"done\", \"answer\": \"yes\", \"log\": \"\", \"calls\": []}')\nreturn 'x'"),
-     {"forbidden"}),
-    ("deeply nested frame", CHANNEL + main("forge(b'[' * 200000 + b']' * 200000)\nreturn 'x'"), {"forbidden"}),
+     {"crashed"}),
+    ("deeply nested frame", CHANNEL + main("forge(b'[' * 200000 + b']' * 200000)\nreturn 'x'"), {"crashed"}),
     ("truncated frame", CHANNEL + main(
         "channel().write(b'\\x00\\x00\\x01\\x00{')\nchannel().flush()\nchannel().close()\nreturn 'x'"),
-     {"forbidden"}),
+     {"crashed"}),
 ]
 
 

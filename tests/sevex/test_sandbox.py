@@ -61,12 +61,12 @@ async def test_program_calls_back_the_api_and_returns_its_answer(sandbox):
     ("cells = [c.cell_contents for c in crop.__closure__]\n"
      "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
      "pipe = next(c.cell_contents for c in send.__closure__ if hasattr(c.cell_contents, 'raw'))\n"
-     "pipe.write(b'\\x00\\x00\\x00\\x08not json')\npipe.flush()\nreturn 'x'", "forbidden",
-     "wrote to the sandbox's channel"),
+     "pipe.write(b'\\x00\\x00\\x00\\x08not json')\npipe.flush()\nreturn 'x'", "crashed",
+     "wrote a malformed result to the sandbox's channel"),
     ("cells = [c.cell_contents for c in crop.__closure__]\n"
      "send = next(c for c in cells if getattr(c, '__name__', '') == 'send')\n"
-     "send({'type': 'call', 'name': ['crop'], 'args': 1}, 'x')\nreturn 'x'", "forbidden",
-     "wrote to the sandbox's channel"),
+     "send({'type': 'call', 'name': ['crop'], 'args': 1}, 'x')\nreturn 'x'", "crashed",
+     "wrote a malformed result to the sandbox's channel"),
     ("while True:\n    pass", "program_timeout", "CPU time limit"),
     ("x = bytearray(2 * 1024 ** 3)\nreturn len(x)", "memory", "memory limit"),
     ("return 1 / 0", "exception", "ZeroDivisionError"),
@@ -164,7 +164,7 @@ async def test_a_cancel_that_meets_the_filters_arrival_is_not_dropped():
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     poke, poked = socket.socketpair()
     loop = asyncio.get_running_loop()
-    waiting = asyncio.ensure_future(FilterRecord.receive(ours, 30))
+    waiting = asyncio.ensure_future(FilterRecord.receive(ours, 30, 2**30, lambda: None))
     for _ in range(3):
         await asyncio.sleep(0)  # it now waits for the arrival
     loop.add_reader(poked.fileno(), waiting.cancel)  # readable in the same turn as the arrival

@@ -25,8 +25,8 @@ Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 # what each message from the child must hold (exactly these keys), and of which type
 MESSAGES = {"done": {"answer": str, "log": str}, "error": {"error": str, "kind": str, "log": str},
             "call": {"name": str, "args": dict}}
-# the error kinds a child may report itself ("forbidden" only under a filter whose record bears it out, or with
-# no filter at all, `--sandbox none`)
+# the error kinds a child may report itself ("forbidden" and "memory" only under a filter whose record bears them
+# out, or with no filter at all, `--sandbox none`)
 CHILD_KINDS = frozenset({ErrorKind.EXCEPTION, ErrorKind.FORBIDDEN, ErrorKind.MEMORY, ErrorKind.OVERSIZE})
 # every kind a run may end as without an answer (ProgramResult.kind): the program's endings of the shared vocabulary
 KINDS = frozenset(kind for kind in ErrorKind if kind.source is Source.PROGRAM)
@@ -152,7 +152,8 @@ class SandboxChild:
         refused makes it `forbidden`, whatever else the program did."""
         try:
             if self.launch.listener is not None:
-                self.record = await FilterRecord.receive(self.launch.listener, START_SECONDS)
+                self.record = await FilterRecord.receive(self.launch.listener, START_SECONDS, limits.memory_bytes,
+                                                         self.kill)
                 if self.record is None:
                     kind, reason = _bound_reached(self._counters(), limits) or \
                         (ErrorKind.CRASHED, "its filter's listener never arrived")
@@ -166,6 +167,9 @@ class SandboxChild:
             self.kill()
         if self.record is not None and self.record.count and result.kind is not ErrorKind.FORBIDDEN:
             return ProgramResult(None, self.record.summary(), ErrorKind.FORBIDDEN, result.log, result.calls)
+        if self.record is not None and self.record.stopped and result.kind is not ErrorKind.MEMORY:
+            return ProgramResult(None, f"the sandbox was stopped: {self.record.stopped}", ErrorKind.CRASHED,
+                                 result.log, result.calls)
         return result
 
     async def _send(self, message: dict[str, Any]) -> None:
@@ -204,9 +208,10 @@ class SandboxChild:
             except frames.FrameTooLarge as exc:
                 return ProgramResult(None, f"oversize: {exc} (answer, output or API arguments too large)",
                                      ErrorKind.OVERSIZE, calls=calls)
-            except frames.FrameError as exc:  # only a program tampering with the channel gets here
-                return ProgramResult(None, f"the program wrote to the sandbox's channel: {exc}",
-                                     ErrorKind.FORBIDDEN, calls=calls)
+            except frames.FrameError as exc:  # only a program tampering with the channel gets here: it broke
+                # its own result, and no call was refused (only the filter's record makes a run `forbidden`)
+                return ProgramResult(None, f"the program wrote a malformed result to the sandbox's channel: {exc}",
+                                     ErrorKind.CRASHED, calls=calls)
             if message is None:
                 code = await self.process.wait()
                 kind, reason = _ending(code, self._cpu_seconds(), limits, self.launch.signal_statuses,
@@ -220,15 +225,27 @@ class SandboxChild:
                                                f"{at:,}", ErrorKind.EXCEPTION, log, calls)
                 return ProgramResult(message["answer"], log=log, calls=calls)
             if message["type"] == "error":
-                kind = ErrorKind(message["kind"])
+                kind, error = ErrorKind(message["kind"]), _printable(message["error"][:TEXT_CHARS])
                 if kind is ErrorKind.FORBIDDEN and self.record is not None and not self.record.count:
                     kind = ErrorKind.EXCEPTION  # the program's word, which no refusal bears out
-                return ProgramResult(None, _printable(message["error"][:TEXT_CHARS]), kind, log, calls)
+                if kind is ErrorKind.MEMORY and self.record is not None:  # its word, which only a fact bears out
+                    fact = self._memory_fact(limits)
+                    kind, error = (ErrorKind.EXCEPTION, error) if fact is None else \
+                        (ErrorKind.MEMORY, f"memory limit reached: {fact}")
+                return ProgramResult(None, error, kind, log, calls)
             if len(calls) >= limits.max_calls:
                 return ProgramResult(None, f"the program made more than {limits.max_calls} API calls",
                                      ErrorKind.CALL_LIMIT, calls=calls)
             calls.append(_recorded(message["name"], message["args"]))
             await self._send(await self._dispatch(message["name"], message["args"], handlers))
+
+    def _memory_fact(self, limits: SandboxLimits) -> str | None:
+        """Why the program's MemoryError was its memory bound, from facts it cannot write: its cgroup's OOM kills,
+        or what its filter's listener saw of its mappings (None: no such fact, so it raised it like any other)."""
+        bound = _bound_reached(self._counters(), limits)
+        if bound is not None and bound[0] is ErrorKind.MEMORY:
+            return bound[1]
+        return self.record.memory if self.record is not None else None
 
     def _counters(self) -> Counters | None:
         """The kernel's counts so far in the sandbox's cgroup (None: it has no cgroup)."""

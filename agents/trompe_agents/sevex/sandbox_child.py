@@ -11,8 +11,10 @@ interpreter with the code it guards, so it is no boundary: the parent trusts not
 
 import builtins
 import collections
+import contextlib
 import dataclasses
 import functools
+import heapq
 import io
 import itertools
 import json
@@ -33,7 +35,11 @@ import sandbox_frames as frames  # noqa: E402
 
 ALLOWED_MODULES = {"collections", "dataclasses", "functools", "itertools", "json", "math", "random", "re",
                    "statistics", "string", "textwrap"}
-_PRELOADED = (collections, dataclasses, functools, itertools, json, math, random, re, statistics, string, textwrap)
+# loaded here, before the filter, since the import system cannot load a module under it (it lists folders and
+# maps code): the allowed modules and what they import inside their functions (collections' Counter.most_common
+# imports heapq, whose C half is a shared library; the others' are loaded already; test_sandbox_imports.py)
+_PRELOADED = (collections, dataclasses, functools, heapq, itertools, json, math, random, re, statistics, string,
+              textwrap)
 # Audit events the program may never raise; "os." covers listing, creating and deleting files, processes
 # and signals, and "import" stops loading any module not preloaded from the allow-list.
 BLOCKED_EVENTS = ("os.", "socket.", "subprocess.", "ctypes.", "pty.", "shutil.", "glob.", "gc.", "signal.",
@@ -72,6 +78,14 @@ def set_limits(limits: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _module_code(namespace: object) -> bool:
+    """Whether an import comes from a loaded module's code (its globals are that module's namespace), rather
+    than from the program's (its own namespace, any dict it made, or none). A program may pass a module's
+    namespace itself: it then gets a module already loaded, which it could reach anyway (`statistics.sys`)."""
+    return namespace is not None and any(getattr(module, "__dict__", None) is namespace
+                                         for module in list(sys.modules.values()))
+
+
 def lock_down(folder: str) -> list[str]:
     """Install the audit hook and the import allow-list (the second layer); returns the list of violations,
     so a program that catches the Forbidden error still ends as forbidden."""
@@ -100,8 +114,11 @@ def lock_down(folder: str) -> list[str]:
     real_import = builtins.__import__
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0 and name.partition(".")[0] not in ALLOWED_MODULES:
-            refuse(f"import of {name!r} is not allowed; available: {', '.join(sorted(ALLOWED_MODULES))}")
+        """The program's own imports must name an allowed module; imports inside a loaded module's code (the
+        allowed modules' own, such as Counter.most_common's `import heapq`) go on, and get only modules already
+        loaded: loading any other raises the audit hook's "import" event, which is refused."""
+        if (level or name.partition(".")[0] not in ALLOWED_MODULES) and not _module_code(globals):
+            refuse(f"import of {'.' * level + name!r} is not allowed; available: {', '.join(sorted(ALLOWED_MODULES))}")
         return real_import(name, globals, locals, fromlist, level)
 
     builtins.__import__ = guarded_import
@@ -124,16 +141,20 @@ def main() -> None:
     sys.stdout = sys.stderr = log
 
     def send(message: dict, what: str) -> None:
-        """One frame to the parent; a message over the cap ends the program with an `oversize` error."""
+        """One frame to the parent; a message over the cap ends the program with an `oversize` error, and a
+        channel the program closed ends it at once (the parent reads what it left there)."""
         try:
-            data = frames.encode(message, frames.FROM_PROGRAM)
+            data, last = frames.encode(message, frames.FROM_PROGRAM), False
         except frames.FrameTooLarge as exc:
-            error = {"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text}
-            channel_out.write(frames.encode(error))
+            data = frames.encode({"type": "error", "kind": "oversize", "error": f"{what}: {exc}", "log": log.text})
+            last = True
+        try:
+            channel_out.write(data)
             channel_out.flush()
+        except (OSError, ValueError):  # closed by the program: nothing more can be said, nor a traceback printed
             os._exit(1)
-        channel_out.write(data)
-        channel_out.flush()
+        if last:
+            os._exit(1)
 
     def remote(name: str, params: list[str]):
         def call(*args, **kwargs):
@@ -164,8 +185,11 @@ def main() -> None:
         send({"type": "done", "answer": answer, "log": log.text}, "the answer")
     except Forbidden as exc:
         send({"type": "error", "kind": "forbidden", "error": str(exc), "log": log.text}, "the error")
-    except MemoryError:
-        send({"type": "error", "kind": "memory", "error": "memory limit reached", "log": ""}, "the error")
+    except MemoryError as exc:  # the parent reads the peak of our address space while we make the probe
+        with contextlib.suppress(OSError):  # refused (not recorded) under the filter, harmless without one
+            os.getpid()
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+        send({"type": "error", "kind": "memory", "error": text, "log": ""}, "the error")
     except BaseException as exc:  # the program's own failure, reported, never raised in the parent
         forbidden = isinstance(exc.__context__, Forbidden)
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]

@@ -6,6 +6,8 @@ outside sandbox_syscalls.ALLOWED (or one of its ARG_RULES broken, or another arc
 kernel until the parent, which holds the only copy of the listener, has read it and answered EPERM; the parent
 keeps that record, and a record is what makes a run `forbidden` (sandbox_listener.py). The program cannot write
 one (only the kernel does) nor reach the listener, and trying any other call is itself a record.
+A mapping of sandbox_syscalls.CHECKED_BYTES or more goes to the parent the same way, to be checked against the
+program's memory limit rather than refused (the `memory` ending's fact).
 
 Standard library only: the child imports it inside the sandbox, where it uses `_ctypes` and `_socket` directly
 (the `ctypes` and `socket` packages cost a sandbox start some 50 ms more, `socket` most of it).
@@ -69,21 +71,31 @@ def allow_list(machine: str, listener_socket: int) -> bytes:
     bpf.op(LOAD_ABS, NR)
     if machine == "x86_64":
         bpf.op(JGE, X32_BIT, jt="record")
+    checked = {*syscalls.ARG_RULES, *syscalls.SIZE_ARGS}
     for name in syscalls.ALLOWED:
-        bpf.op(JEQ, numbers[name], jt=name if name in syscalls.ARG_RULES else "allow")
+        bpf.op(JEQ, numbers[name], jt=name if name in checked else "allow")
     for name in syscalls.FALLBACK:
         bpf.op(JEQ, numbers[name], jt="enosys")
     bpf.op(RET, NOTIFY)
-    for name, (index, rule, value) in syscalls.ARG_RULES.items():
+    for name in sorted(checked):
         bpf.label(name)
-        bpf.op(LOAD_ABS, 16 + 8 * index)
-        value = listener_socket if value == "listener" else value
-        if rule == "below":  # a status's low byte: the parent reads 128 + N as death by signal N
-            bpf.op(JSET, 0x80, jt="record", jf="allow")
-        elif rule == "equals":
-            bpf.op(JEQ, value, jt="allow", jf="record")
-        else:  # "without": none of these bits
-            bpf.op(JSET, value, jt="record", jf="allow")
+        passed = f"{name} size" if name in syscalls.SIZE_ARGS else "allow"
+        if name in syscalls.ARG_RULES:
+            index, rule, value = syscalls.ARG_RULES[name]
+            bpf.op(LOAD_ABS, 16 + 8 * index)
+            value = listener_socket if value == "listener" else value
+            if rule == "below":  # a status's low byte: the parent reads 128 + N as death by signal N
+                bpf.op(JSET, 0x80, jt="record", jf=passed)
+            elif rule == "equals":
+                bpf.op(JEQ, value, jt=passed, jf="record")
+            else:  # "without": none of these bits
+                bpf.op(JSET, value, jt="record", jf=passed)
+        if name in syscalls.SIZE_ARGS:  # a length of CHECKED_BYTES or more goes to the parent, to be checked
+            bpf.label(passed)
+            bpf.op(LOAD_ABS, 16 + 8 * syscalls.SIZE_ARGS[name] + 4)  # the high 32 bits
+            bpf.op(JEQ, 0, jf="record")
+            bpf.op(LOAD_ABS, 16 + 8 * syscalls.SIZE_ARGS[name])
+            bpf.op(JGE, syscalls.CHECKED_BYTES, jt="record", jf="allow")
     bpf.label("allow")
     bpf.op(RET, ALLOW)
     bpf.label("record")

@@ -3,7 +3,15 @@ filter stopped, which the kernel writes and the program cannot (sandbox_filter.p
 
 Each stopped call waits in the kernel until it is read here (SECCOMP_IOCTL_NOTIF_RECV) and answered EPERM
 (SECCOMP_IOCTL_NOTIF_SEND), so the record of a call is kept before the program can go on, and before any
-message it sends afterwards is read.
+message it sends afterwards is read. One refusal already makes the run `forbidden`, so after STOP_AFTER of them
+the sandbox is stopped: what a program looping refused calls costs this process is bounded, not its CPU limit.
+
+Two kinds of call come here to be answered rather than refused (sandbox_syscalls.py): a mapping of CHECKED_BYTES
+or more, which goes on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) unless, with what the caller has mapped already
+(/proc/PID/status VmSize, read while it waits), it would take the program over its address-space limit, which is then
+answered ENOMEM here and kept as a fact; and the child's memory probe, for which the caller's peak address space
+(/proc/PID/status VmPeak) is read. Those facts, never the program's word, make a run end as `memory`; at most
+CHECKS of them are answered before the sandbox is stopped.
 """
 
 from __future__ import annotations
@@ -16,15 +24,20 @@ import os
 import select
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from .sandbox_syscalls import ARCHES
+from .sandbox_syscalls import ARCHES, CHECKED_BYTES, MEMORY_PROBE, SIZE_ARGS
 
 NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101  # _IOWR('!', 0 and 1, struct seccomp_notif and _resp)
 NOTIF = struct.Struct("=QIIiIQ6Q")  # struct seccomp_notif: id, pid, flags, then seccomp_data: nr, arch, ip, args
 RESPONSE = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
 LISTENER = "anon_inode:seccomp notify"  # what /proc/self/fd names a seccomp listener
 KEPT, SHOWN = 16, 4  # refusals kept with their arguments (the rest are counted), and named in the summary
+STOP_AFTER = 16  # refusals answered before the sandbox is stopped (more would only cost us, not change its ending)
+CHECKS = 4096  # mappings checked and memory probes answered before the sandbox is stopped
+CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel makes the call as if the filter had allowed it
+PROT_EXEC = 4
 NAMES = {arch: {number: name for name, number in table.items()} for arch, table in ARCHES.values()}
 
 
@@ -47,17 +60,33 @@ def _name(arch: int, number: int) -> str:
     return known.get(number, f"system call {number}")
 
 
-class FilterRecord:
-    """The listener of one sandbox's filter and what it stopped."""
+def _mapped_bytes(pid: int, field: str) -> int | None:
+    """The caller's address space now ("VmSize") or at its peak ("VmPeak"), from /proc/PID/status (None: gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith(f"{field}:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
 
-    def __init__(self, listener: int):
+
+class FilterRecord:
+    """The listener of one sandbox's filter, what it stopped and what it saw of the program's memory; `stop`
+    ends the sandbox once it has refused STOP_AFTER calls or answered CHECKS checks."""
+
+    def __init__(self, listener: int, memory_bytes: int, stop: Callable[[], None]):
         self.listener = listener
+        self.memory_bytes = memory_bytes
+        self.stop = stop
         self.refusals: list[Refusal] = []
         self.count = 0
+        self.checks = 0
+        self.memory: str | None = None  # the fact that the program reached its memory limit, in words
+        self.stopped: str | None = None  # why this record stopped the sandbox
         asyncio.get_running_loop().add_reader(listener, self._read)
 
     @classmethod
-    async def receive(cls, hand_over: socket.socket, timeout: float) -> FilterRecord | None:
+    async def receive(cls, hand_over: socket.socket, timeout: float, memory_bytes: int,
+                      stop: Callable[[], None]) -> FilterRecord | None:
         """The listener the child sends over `hand_over` (None: it sent none, or something else, in time)."""
         loop = asyncio.get_running_loop()
         hand_over.setblocking(False)
@@ -82,7 +111,7 @@ class FilterRecord:
         finally:
             loop.remove_reader(hand_over.fileno())
         if len(fds) == 1 and os.readlink(f"/proc/self/fd/{fds[0]}") == LISTENER:
-            return cls(fds[0])
+            return cls(fds[0], memory_bytes, stop)
         for fd in fds:
             os.close(fd)
         return None
@@ -104,18 +133,50 @@ class FilterRecord:
             if exc.errno in (errno.ENOENT, errno.EINTR):
                 return
             raise
-        call_id, _, _, number, arch, _, *args = NOTIF.unpack(buffer)
-        self.count += 1
-        if len(self.refusals) < KEPT:
-            self.refusals.append(Refusal(_name(arch, number), tuple(args)))
+        call_id, pid, _, number, arch, _, *args = NOTIF.unpack(buffer)
+        name = _name(arch, number)
+        checked = (name in SIZE_ARGS and not (name == "mmap" and args[2] & PROT_EXEC)) or name == MEMORY_PROBE
+        answer = self._check(name, pid, args) if checked else (-errno.EPERM, 0)
+        if not checked:
+            self.count += 1
+            if len(self.refusals) < KEPT:
+                self.refusals.append(Refusal(name, tuple(args)))
         with contextlib.suppress(OSError):  # ENOENT: the caller is gone
-            fcntl.ioctl(self.listener, NOTIF_SEND, RESPONSE.pack(call_id, 0, -errno.EPERM, 0))
+            fcntl.ioctl(self.listener, NOTIF_SEND, RESPONSE.pack(call_id, 0, *answer))
+        self.checks += 1 if checked else 0
+        if self.stopped is None and (self.count >= STOP_AFTER or self.checks >= CHECKS):
+            self.stopped = (f"{self.count} refused calls" if self.count >= STOP_AFTER else
+                            f"the program mapped {CHECKED_BYTES // 2**20} MiB or more at once, or probed its "
+                            f"memory, {self.checks:,} times (each is checked by SEVEX)")
+            asyncio.get_running_loop().remove_reader(self.listener)
+            self.stop()
+
+    def _check(self, name: str, pid: int, args: list[int]) -> tuple[int, int]:
+        """(error, flags) for a checked call: a mapping that would take the caller over its limit is refused
+        ENOMEM and kept as a fact, any other goes on; a probe keeps the caller's peak as a fact if it is within
+        CHECKED_BYTES of the limit (only a mapping smaller than that can have failed unseen)."""
+        limit = f"{self.memory_bytes // 2**20:,} MiB"
+        if name == MEMORY_PROBE:
+            peak = _mapped_bytes(pid, "VmPeak")
+            if peak is not None and peak > self.memory_bytes - CHECKED_BYTES and self.memory is None:
+                self.memory = (f"the program's address space reached {peak // 2**20:,} MiB of its {limit} limit "
+                               f"(its peak, VmPeak)")
+            return -errno.EPERM, 0  # answered, not made: the caller learns nothing
+        size = args[SIZE_ARGS[name]] - (args[1] if name == "mremap" else 0)  # mremap: what it grows by
+        mapped = _mapped_bytes(pid, "VmSize")
+        if mapped is None or mapped + size <= self.memory_bytes:
+            return 0, CONTINUE
+        if self.memory is None:
+            self.memory = (f"the program asked for {size // 2**20:,} MiB more with {mapped // 2**20:,} MiB mapped, "
+                           f"over its {limit} limit ({name} refused ENOMEM)")
+        return -errno.ENOMEM, 0
 
     def summary(self) -> str:
         """The refusals in one line: the first of each of the first few calls, and how many there were."""
         first = {refusal.name: refusal for refusal in reversed(self.refusals)}
         shown = ", ".join(str(first[name]) for name in list(dict.fromkeys(r.name for r in self.refusals))[:SHOWN])
         more = f" ({self.count} in all)" if self.count > SHOWN else ""
+        more += f", then stopped after {STOP_AFTER}" if self.count >= STOP_AFTER else ""
         return f"the sandbox's filter refused system calls off its list: {shown}{more}"
 
     def close(self) -> None:

@@ -25,6 +25,14 @@ PROT_EXEC = 4
 # calls allowed only with these arguments: (argument index, rule, value); "listener" is the child's socket fd
 ARG_RULES = {"exit": (0, "below", 128), "exit_group": (0, "below", 128), "ioctl": (1, "equals", TCGETS),
              "mmap": (2, "without", PROT_EXEC), "sendmsg": (0, "equals", "listener")}
+# calls the parent answers itself, never recorded as refusals (sandbox_listener.py): a mapping of CHECKED_BYTES
+# or more (the argument that gives its length), which the parent checks against the program's address-space
+# limit, answering ENOMEM where it goes over (as the kernel would, but unseen by anyone) and keeping that fact;
+# and MEMORY_PROBE, which the child makes when its program ran out of memory, for which the parent reads the
+# caller's peak address space. A smaller mapping that fails leaves the peak within CHECKED_BYTES of the limit.
+CHECKED_BYTES = 64 * 1024 * 1024
+SIZE_ARGS = {"mmap": 1, "mremap": 2}
+MEMORY_PROBE = "getpid"
 # refused with ENOSYS, unrecorded: glibc tries clone3 first and on ENOSYS falls back to clone, whose flags a
 # filter can read (clone3's are in memory it cannot), so a thread or fork attempt is recorded as clone
 FALLBACK = ("clone3",)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 PREFIX = "trompe-sevex-"
 NAME = re.compile(rf"{PREFIX}(\d+)-(\d+)")  # owner pid, sequence number
+PROC = Path("/proc/self")  # where this process's mounts and cgroups are read (a test points it at a fake)
 KILL_WAIT_SECONDS = 2.0  # how long remove() waits for a member it killed to leave the group
 _numbers = itertools.count()
 
@@ -77,7 +78,7 @@ def _decode(field: str) -> str:
 def _mounts() -> list[tuple[str, Path, str, set[str]]]:
     """(root, mount point, file system type, super options) of every cgroup mount this process sees."""
     found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+    for line in (PROC / "mountinfo").read_text().splitlines():
         before, _, after = line.partition(" - ")
         fields, tail = before.split(), after.split()
         if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
@@ -88,7 +89,7 @@ def _mounts() -> list[tuple[str, Path, str, set[str]]]:
 def _own_folder(controller: str | None) -> Path | None:
     """This process's folder in the hierarchy holding `controller` (None: the v2 hierarchy), where mounted."""
     places = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+    for line in (PROC / "cgroup").read_text().splitlines():
         number, controllers, path = line.split(":", 2)
         for name in (controllers.split(",") if controllers else [None if number == "0" else ""]):
             places[name] = path
