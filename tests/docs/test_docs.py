@@ -10,8 +10,12 @@ A documented command that stops working, or a new block nobody classified, fails
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -22,6 +26,7 @@ import pytest
 from PIL import Image
 
 import needs
+from clikit import status as exit_status
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -47,7 +52,7 @@ def bash_blocks(page: Path) -> list[tuple[str, str]]:
 
 
 def commands(code: str) -> list[str]:
-    """A block's commands one by one: continuation lines joined; comments, and `export KEY=...` placeholders, left out."""
+    """A block's commands one by one: continuations joined; comments and `export KEY=...` placeholders left out."""
     lines = [line.split(" #", 1)[0].strip() for line in code.replace("\\\n", " ").splitlines()]
     return [line for line in lines if line and not line.startswith("#") and not PLACEHOLDER_KEY.match(line)]
 
@@ -140,13 +145,54 @@ def refuse_block(page: Path, code: str, folder: Path) -> str | None:
         (folder / image).parent.mkdir(parents=True, exist_ok=True)
         Image.new("RGB", (64, 64), "white").save(folder / image)
     for command in commands(code):
-        done = subprocess.run(["bash", "-c", command], cwd=folder, env=keyless_env(folder), capture_output=True,
-                              text=True, timeout=120, stdin=subprocess.DEVNULL)
-        if done.returncode != 0 and (done.returncode, len(done.stderr.strip().splitlines())) != (2, 1):
-            return f"{page.name}: {command}\nexited {done.returncode}\n--- stderr\n{done.stderr[-3000:]}"
+        status, stderr = run_here(command, folder)
+        if status != 0 and (status, len(stderr.strip().splitlines())) != (2, 1):
+            return f"{page.name}: {command}\nexited {status}\n--- stderr\n{stderr[-3000:]}"
         if list(folder.glob("runs/*/run.json")):
             return f"{page.name}: {command}\nwrote a run before refusing"
     return None
+
+
+def run_here(command: str, folder: Path) -> tuple[int, str]:
+    """A command's status and stderr: a plain `trompe`/`illusion-agent`/`sevex` line (words, `~`, `&&`) through
+    its console script's main() in this process, whose imports are paid once; anything else through bash."""
+    words = shlex.split(command)
+    if words[0] not in IN_PROCESS or set(command) & set("|<>$;`()") or "=" in words[0]:
+        done = subprocess.run(["bash", "-c", command], cwd=folder, env=keyless_env(folder), capture_output=True,
+                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return done.returncode, done.stderr
+    env, cwd, err = dict(os.environ), os.getcwd(), io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(keyless_env(folder))
+        os.chdir(folder)
+        status = 0
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            for line in and_list(words):
+                status = exit_status(main_of(line[0]), [os.path.expanduser(word) for word in line[1:]])
+                if status:
+                    break
+        return status, err.getvalue()
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+
+
+IN_PROCESS = {"trompe": "trompe_agents.cli", "illusion-agent": "trompe_agents.illusion.cli",
+              "sevex": "trompe_agents.sevex.cli"}  # pyproject.toml's [project.scripts], each module's main
+
+
+def main_of(script: str):
+    return importlib.import_module(IN_PROCESS[script]).main
+
+
+def and_list(words: list[str]) -> list[list[str]]:
+    """`a && b` as the commands [a, b]."""
+    lines = [[]]
+    for word in words:
+        lines.append([]) if word == "&&" else lines[-1].append(word)
+    return lines
 
 
 REFUSING = [(page, code) for page in PAGES for how, code in bash_blocks(page) if how == "refuses"]
@@ -154,14 +200,14 @@ REFUSING = [(page, code) for page in PAGES for how, code in bash_blocks(page) if
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory) -> dict[object, str | None]:
-    """Every page's marked blocks and every refusing block, side by side, each in its own folder (so none sees
-    another's files): a page's failure keyed by the page, a refusing block's by (page, code)."""
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    """Every page's marked blocks, side by side in threads, each in its own folder (so none sees another's files),
+    while the refusing blocks run here one by one (in this process where they can): a page's failure keyed by the
+    page, a refusing block's by (page, code)."""
+    with ThreadPoolExecutor(max_workers=len(PAGES)) as pool:
         futures = {page: pool.submit(run_page, page, tmp_path_factory.mktemp(page.stem)) for page in PAGES
                    if snippets(page)}
-        futures |= {(page, code): pool.submit(refuse_block, page, code, tmp_path_factory.mktemp("refuses"))
-                    for page, code in REFUSING}
-        return {key: future.result() for key, future in futures.items()}
+        found = {(page, code): refuse_block(page, code, tmp_path_factory.mktemp("refuses")) for page, code in REFUSING}
+        return found | {page: future.result() for page, future in futures.items()}
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if snippets(p)], ids=lambda p: p.name)

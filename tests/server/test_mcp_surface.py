@@ -248,5 +248,6 @@ async def test_the_documented_inspector_requests_answer_as_the_page_says(tmp_pat
         session = await opened(client)
         for box in ([0, 0, 8, 8], [0, 0, 4, 4], [2, 2, 6, 6]):
             await client.call_tool("crop", {"session": session, "image": "original", "box": box})
-        found = await client.complete(IMAGES, {"name": "image", "value": "img_"}, context_arguments={"session": session})
+        found = await client.complete(IMAGES, {"name": "image", "value": "img_"},
+                                      context_arguments={"session": session})
         assert found.completion.values == ["img_001", "img_002", "img_003"]  # as the page's snippet prints
