@@ -1,8 +1,9 @@
 """What every trompe command line does the way shell tools do, in one place for the four entry points.
 
 A reader that stops early (`trompe models | head -1`) ends the command quietly with status 0; every command and
-subcommand answers `--version`; an option no command knows is named with the nearest one it may have meant
-(`--datset`: "did you mean --dataset?"), status 2, before argparse would report only a missing required option.
+subcommand answers `--version`; an option the subcommand it is given to does not take is named with the nearest
+one that subcommand takes (`--datset`: "did you mean --dataset?"), or where it belongs, status 2, before argparse
+would report only a missing required option or an unrecognized argument with no subcommand named.
 """
 
 from __future__ import annotations
@@ -69,36 +70,70 @@ def add_version(parser: argparse.ArgumentParser) -> None:
 
 
 def refuse_unknown_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
-    """End with status 2 on an `--option` that no command of the tree takes, with the nearest one it may mean.
+    """End with status 2 on an `--option` the (sub)command it is given to does not take, naming the fix.
 
-    Known is any option (or a prefix argparse would accept) of any subcommand, so nothing valid is refused here;
-    the suggestion comes from the subcommand the command line names, else from the whole tree."""
-    every = {option for _, each in subcommands(parser) for option in each._option_string_actions}
-    for word in argv:
+    Words are read as argparse reads them: each belongs to the deepest subcommand named before it, so an option
+    is known only if that parser takes it (or a prefix argparse would accept); the suggestion comes from that
+    parser alone, and an option that belongs elsewhere in the tree says where (`illusion-agent report --limit`:
+    `run` takes it; `illusion-agent report --backend`: it goes before `report`)."""
+    path = [parser]
+    words = iter(argv)
+    for word in words:
         if word == "--":
-            break
+            return
+        here = path[-1]
         name = word.split("=", 1)[0]
-        if not name.startswith("--") or any(option.startswith(name) for option in every if option.startswith("--")):
-            continue
-        chosen = chosen_parser(parser, argv)
-        near = (difflib.get_close_matches(name, _long_options(chosen), n=1, cutoff=0.6)
-                or difflib.get_close_matches(name, sorted(every), n=1, cutoff=0.6))
-        hint = f" (did you mean {near[0]}?)" if near else f"; `{chosen.prog} --help` lists the options"
-        chosen.error(f"unrecognized option {name}{hint}")
+        if name.startswith("--"):
+            action = _option_action(here, name)
+            if action is None:
+                here.error(f"unrecognized option {name}{_fix(name, path, parser)}")
+            if "=" not in word:
+                for _ in range(_values_taken(action)):
+                    next(words, None)
+        elif word in _subcommand_choices(here):
+            path.append(_subcommand_choices(here)[word])
+
+
+def _option_action(parser: argparse.ArgumentParser, name: str) -> argparse.Action | None:
+    """The action `name` selects in `parser`: its exact option, else the one long option it uniquely begins."""
+    if name in parser._option_string_actions:
+        return parser._option_string_actions[name]
+    begun = {parser._option_string_actions[option] for option in _long_options(parser) if option.startswith(name)}
+    if len(begun) == 1 and parser.allow_abbrev:
+        return begun.pop()
+    return next(iter(begun), None)  # ambiguous: argparse names the candidates itself
+
+
+def _values_taken(action: argparse.Action) -> int:
+    """How many following words an option consumes for certain (`--out DIR`: one; a flag, or `nargs='*'`: none)."""
+    if action.nargs is None:
+        return 0 if isinstance(action, (argparse._StoreConstAction, argparse._CountAction, argparse._HelpAction,
+                                        argparse._VersionAction)) else 1
+    return action.nargs if isinstance(action.nargs, int) else 0
+
+
+def _fix(name: str, path: list[argparse.ArgumentParser], root: argparse.ArgumentParser) -> str:
+    """What to do about an option the last parser of `path` does not take: the nearest of its own, or where it goes."""
+    here = path[-1]
+    words = {option[2:]: option for option in _long_options(here)}  # the shared "--" is no likeness
+    near = difflib.get_close_matches(name[2:], list(words), n=1, cutoff=0.6)
+    if near:
+        return f" (did you mean {words[near[0]]}?)"
+    above = next((each for each in reversed(path[:-1]) if _option_action(each, name) is not None), None)
+    if above is not None:
+        below = path[path.index(above) + 1].prog.rsplit(" ", 1)[-1]
+        return f": it is an option of {above.prog}, so it goes before `{below}`"
+    elsewhere = [prog for prog, each in subcommands(root) if each is not here and name in each._option_string_actions]
+    takes = f" ({', '.join(elsewhere)} {'takes' if len(elsewhere) == 1 else 'take'} it)" if elsewhere else ""
+    return f"{takes}; `{here.prog} --help` lists the options it takes"
+
+
+def _subcommand_choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next((action.choices for action in parser._actions if isinstance(action, argparse._SubParsersAction)), {})
 
 
 def _long_options(parser: argparse.ArgumentParser) -> list[str]:
     return sorted(option for option in parser._option_string_actions if option.startswith("--"))
-
-
-def chosen_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
-    """The deepest subcommand the command line's words name (`illusion-agent run ...`: the `run` parser)."""
-    for word in argv:
-        choices = next((action.choices for action in parser._actions
-                        if isinstance(action, argparse._SubParsersAction)), {})
-        if word in choices:
-            parser = choices[word]
-    return parser
 
 
 def subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:

@@ -123,6 +123,7 @@ def test_summary_numbers_equal_a_hand_count_of_a_real_run_with_one_failure(probe
                        "correct": "" if failed else str(outcome[probe.id]), "error_kind": "server" if failed else "",
                        "rounds": "1", "tools_used": "", "tokens": "0", "cost": "",
                        "magnitude": str(float(probe.metadata["magnitude"])),
+                       "magnitude_unit": probe.metadata["magnitude_unit"] or "",
                        "counterfactual": str(probe.metadata["counterfactual"])}
 
 

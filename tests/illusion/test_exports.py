@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 from trompe_agents.illusion.cli import main
 from trompe_agents.illusion.export import CSV_COLUMNS
 from trompe_agents.illusion.plots import nice_ticks, tick_label
+from trompe_agents.probes.base import FAMILIES
 from runlines import written
+import needs
 
 pytestmark = pytest.mark.usefixtures("scripted_on_path")
 SCRIPTED = ["--backend", "function", "--model", "scripted:line_then_yes", "--no-progress"]
@@ -61,7 +63,7 @@ def test_samples_csv_has_the_documented_columns_and_reads_in_a_dataframe_library
     rows = list(csv.DictReader(path.open()))
     assert tuple(rows[0]) == CSV_COLUMNS == ("id", "category", "family", "answer", "gold", "correct", "error_kind",
                                              "rounds", "tools_used", "tokens", "cost", "magnitude",
-                                             "counterfactual")
+                                             "magnitude_unit", "counterfactual")
     records = written(out)
     assert [r["id"] for r in rows] == [s.id for s in probes[:4]]
     for row in rows:
@@ -69,12 +71,29 @@ def test_samples_csv_has_the_documented_columns_and_reads_in_a_dataframe_library
         assert (row["answer"], row["gold"], row["family"]) == ("yes", record["label"], record["family"])
         assert row["correct"] == str(record["correct"]) and row["tools_used"] == "draw_line"
         assert row["error_kind"] == "" and row["cost"] == ""  # no error; no price known for a scripted model
-        assert (float(row["magnitude"]), row["counterfactual"]) == (record["magnitude"],
-                                                                    str(record["counterfactual"]))  # the plots' x
+        assert (float(row["magnitude"]), row["magnitude_unit"], row["counterfactual"]) == (
+            record["magnitude"], record["magnitude_unit"] or "", str(record["counterfactual"]))  # the plots' x
     table = pyarrow.csv.read_csv(path)  # an independent reader: typed columns, blanks as missing
     assert table.column_names == list(CSV_COLUMNS)
     assert str(table.schema.field("correct").type) == "bool" and table.column("cost").null_count == 4
     assert str(table.schema.field("counterfactual").type) == "bool"
+
+
+def test_pandas_reads_samples_csv_with_the_types_the_page_gives(probe_dir, tmp_path, capsys):
+    """docs/illusion-agent.md: `pandas.read_csv` reads it as is, booleans as booleans, blanks as missing."""
+    try:
+        import pandas
+    except ImportError:
+        needs.missing("pandas", "pip install -e '.[dev]' installs it")
+    out = tmp_path / "run"
+    run_and_report(probe_dir, out, capsys, "--limit", "4")
+    frame = pandas.read_csv(out / "report" / "samples.csv")
+    assert list(frame.columns) == list(CSV_COLUMNS)
+    assert (frame["correct"].dtype, frame["counterfactual"].dtype, frame["magnitude"].dtype) == (bool, bool, float)
+    assert frame["cost"].isna().all() and frame["error_kind"].isna().all()  # no price, no error: missing
+    units = {row.family: row.magnitude_unit for row in frame.itertuples()}
+    assert units and all(unit == (FAMILIES[family].unit or None) or pandas.isna(unit) and not FAMILIES[family].unit
+                         for family, unit in units.items())
 
 
 def test_every_chart_is_an_svg_file_with_titled_axes_and_the_header_is_a_settings_table(probe_dir, tmp_path,

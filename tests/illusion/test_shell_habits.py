@@ -88,18 +88,64 @@ def test_every_command_and_subcommand_answers_version(words, capsys):
     assert capsys.readouterr().out == f"{' '.join(['trompe', *words])} {__version__}\n"
 
 
-MISTYPED = [(["illusion", "run", "--datset", "probes", "--out", "run"], "trompe illusion run", "--dataset"),
-            (["sevex", "explore", "--iteratons", "0", "--out", "run"], "trompe sevex explore", "--iterations"),
-            (["serve", "--list-tols"], "trompe serve", "--list-tools"),
-            (["models", "--jsn"], "trompe models", "--json")]
+MISTYPED = [(["illusion", "run", "--datset", "probes", "--out", "run"], "trompe illusion run", "--datset", "--dataset"),
+            (["sevex", "explore", "--iteratons", "0", "--out", "run"], "trompe sevex explore", "--iteratons",
+             "--iterations"),
+            (["serve", "--list-tols"], "trompe serve", "--list-tols", "--list-tools"),
+            (["models", "--jsn"], "trompe models", "--jsn", "--json"),
+            (["illusion", "report", "runs/x", "--jsno"], "trompe illusion report", "--jsno", "--json"),
+            (["probes", "list", "--siute", "x"], "trompe probes list", "--siute", "--suite"),
+            (["dataset", "--hlp"], "trompe dataset", "--hlp", "--help")]
 
 
-@pytest.mark.parametrize(("argv", "prog", "meant"), MISTYPED, ids=lambda value: str(value))
-def test_a_mistyped_option_is_named_with_the_one_meant_and_exits_2(argv, prog, meant, capsys):
-    typo = argv[-1] if argv[-1].startswith("--") else argv[2]
+@pytest.mark.parametrize(("argv", "prog", "typo", "meant"), MISTYPED, ids=lambda value: str(value))
+def test_a_mistyped_option_is_named_with_the_one_meant_and_exits_2(argv, prog, typo, meant, capsys):
     assert status(trompe_cli.main, argv) == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == f"{prog}: error: unrecognized option {typo} (did you mean {meant}?)"
+
+
+ELSEWHERE = [  # an option valid on another subcommand, or before this one: named on this subcommand, with the fix
+    (["report", "runs/x", "--limit", "3"],
+     "illusion-agent report: error: unrecognized option --limit (illusion-agent run takes it); "
+     "`illusion-agent report --help` lists the options it takes"),
+    (["report", "runs/x", "--output", "x"],
+     "illusion-agent report: error: unrecognized option --output (illusion-agent score, illusion-agent submit take "
+     "it); `illusion-agent report --help` lists the options it takes"),
+    (["report", "runs/x", "--outptu", "x"],  # `report` has no --output to suggest
+     "illusion-agent report: error: unrecognized option --outptu; `illusion-agent report --help` lists the options "
+     "it takes"),
+    (["report", "runs/x", "--backend", "function"],
+     "illusion-agent report: error: unrecognized option --backend: it is an option of illusion-agent, so it goes "
+     "before `report`"),
+    (["--mdel", "x", "report", "runs/x"], "illusion-agent: error: unrecognized option --mdel (did you mean --model?)"),
+]
+
+
+@pytest.mark.parametrize(("argv", "said"), ELSEWHERE, ids=lambda value: str(value))
+def test_an_option_of_another_subcommand_is_refused_on_the_one_given_with_the_fix(argv, said, capsys):
+    assert status(illusion_agent, argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == said
+
+
+def test_an_option_value_that_names_a_subcommand_is_not_read_as_one(capsys):
+    """`--model report` is the model's name: `run`'s options still apply after it."""
+    assert status(illusion_agent, ["--model", "report", "run", "--datset", "p", "--out", "r"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "illusion-agent run: error: unrecognized option --datset (did you mean --dataset?)")
+
+
+def test_every_entry_point_names_its_unknown_options(capsys):
+    """trompe-server and sevex parse through the same guard as trompe and illusion-agent."""
+    from trompe_agents.sevex.cli import main as sevex
+    from trompe_server.cli import main as trompe_server
+
+    assert status(trompe_server, ["--list-tols"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "trompe-server: error: unrecognized option --list-tols (did you mean --list-tools?)")
+    assert status(sevex, ["explore", "--limit", "3"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+        "sevex explore: error: unrecognized option --limit")
 
 
 def test_the_alias_names_a_mistyped_option_before_a_missing_required_one(capsys):

@@ -253,3 +253,22 @@ async def test_concurrent_calls_share_the_device_and_all_finish(client, open_ima
     assert all(not r.is_error and result_image(r).size == (80, 60) for r in results.values())
     listing = await client.call_tool("list_images", {"session": session})
     assert len(listing.structured_content["images"]) == 4
+
+
+async def test_the_vision_tools_report_progress_around_the_load_and_per_batch_of_tiles(client, open_image):
+    """A client that sends a progress token hears the model load, then each batch of four tiles (MCP progress)."""
+    session = await open_image(gradient(300, 200))
+    heard: dict[str, list[tuple[float, float | None, str | None]]] = {}
+    calls = {"sliding_window_detection": {"query": "small object", "window": 128, "stride": 96},
+             "estimate_depth": {}, "segment_and_mark": {}}
+    for tool, arguments in calls.items():
+        async def on_progress(progress: float, total: float | None, message: str | None, tool=tool) -> None:
+            heard.setdefault(tool, []).append((progress, total, message))
+
+        result = await client.call_tool(tool, {"session": session, "image": "original", **arguments},
+                                        progress_callback=on_progress)
+        assert not result.is_error, result.content[0].text
+    assert heard["sliding_window_detection"] == [(0, 6, "loading the detector"), (0, 6, "detector ready"),
+                                                 (0, 6, "0 of 6 tiles"), (4, 6, "4 of 6 tiles")]
+    assert heard["estimate_depth"] == [(0, 1, "loading the depth estimator"), (0, 1, "depth estimator ready")]
+    assert heard["segment_and_mark"][:2] == [(0, 1, "loading the segmenter"), (0, 1, "segmenter ready")]

@@ -2,22 +2,28 @@
 `list_images` names the `ui://` view in `_meta.ui.resourceUri`, the view is a listed resource of the MCP App mime
 type, a host without Apps gets `list_images` as before, and in headless Chromium, inside a small host page that
 speaks the extension's postMessage protocol, the view shows a session's three-step lineage and opens an image at
-full size."""
+full size; docs/server.md's screenshot of it is that render (TROMPE_UPDATE_SCREENSHOTS=1 refreshes it)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from mcp import Client
 from PIL import Image
 
 from browserkit import dom_after_scripts, screenshot
 from imagekit import data_url, gradient
 from trompe_server.lineage_app import APP_MIME_TYPE, LINEAGE_URI, lineage_view
+
+DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "mcp-app-lineage.png"
+LAYOUT_TOLERANCE = 2.0  # mean grey difference (of 255) at 1/10 scale: a fresh render 0.3, a 20 px shift 13, the
+#                         last image blank 4.3
 
 # A host as the spec has one: answers ui/initialize, sends the tool's input and result once the view says it is
 # initialized, serves the view's resources/read from what the test read through the MCP client, and sizes the
@@ -158,3 +164,18 @@ async def test_the_app_shows_a_three_step_lineage_and_opens_an_image_full_size(c
 
     picture = Image.open(screenshot(page, tmp_path / "lineage.png", 800, 420)).convert("RGB")
     assert len(picture.getcolors(1 << 20)) > 50  # the gradients and captions are drawn, not a blank frame
+    keep_docs_screenshot_fresh(picture)
+
+
+def keep_docs_screenshot_fresh(picture: Image.Image) -> None:
+    """docs/server.md's screenshot is this render: the same layout (compared at 1/10 scale in grey, where font
+    hinting and a session id's letters vanish); TROMPE_UPDATE_SCREENSHOTS=1 writes the fresh one in its place."""
+    if os.environ.get("TROMPE_UPDATE_SCREENSHOTS") == "1":
+        picture.save(DOCS_SCREENSHOT, optimize=True)
+    documented = Image.open(DOCS_SCREENSHOT).convert("RGB")
+    assert documented.size == picture.size
+    small = [np.asarray(each.convert("L").resize((80, 42), Image.Resampling.BOX), dtype=float)
+             for each in (documented, picture)]
+    differs = np.abs(small[0] - small[1]).mean()
+    assert differs < LAYOUT_TOLERANCE, (f"{DOCS_SCREENSHOT} no longer shows what the app draws (differs by "
+                                        f"{differs:.1f}); rerun this test with TROMPE_UPDATE_SCREENSHOTS=1")

@@ -1,17 +1,24 @@
 """The MCP surface of the 2026-07-28 revision a desktop client meets, through the official `mcp` client: the
 capabilities, the illusion method's prompts (and a saved SEVEX visual prompt) with their arguments, completions of
 session and image ids (never another client's sessions over HTTP), an output schema for every tool's structured
-content, cacheable lists, and progress notifications and cancellation of a long tool."""
+content, cacheable lists, and progress notifications and cancellation of a long tool; and the requests
+docs/server.md gives for MCP Inspector's command line, sent as written to `trompe-server` over stdio."""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
+import sys
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import jsonschema
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import PromptReference, ResourceTemplateReference
 from PIL import Image
@@ -23,7 +30,9 @@ from trompe_agents.sevex.tree import Implementation
 from trompe_prompts import read_prompt
 from trompe_server import ImageId, ToolContext, ToolOutput, hookimpl
 from trompe_server.app import ServerConfig, create_app
+from trompe_server.lineage_app import LINEAGE_URI
 
+SERVER_DOC = Path(__file__).resolve().parents[2] / "docs" / "server.md"
 IMAGES = ResourceTemplateReference(type="ref/resource", uri="image://{session}/{image}")
 STEPS = 2000  # a long tool's steps, 10 ms each: 20 s unless it is cancelled
 
@@ -191,3 +200,54 @@ def test_a_tool_context_outside_a_call_reports_nowhere():
     session = registry.open_session("local", "original", Image.new("RGB", (4, 4)), "test")[0]
     ToolContext(registry, session).progress(1, 2, "half")
     registry.close()
+
+
+def inspector_requests() -> list[tuple[str, dict[str, str]]]:
+    """docs/server.md's MCP Inspector CLI lines as (method, options): `--prompt-args` as its key=value pairs."""
+    block = re.search(r"```bash\n(npx @modelcontextprotocol/inspector --cli .*?)\n```", SERVER_DOC.read_text(), re.S)
+    requests = []
+    for line in block.group(1).replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        assert words[:4] == ["npx", "@modelcontextprotocol/inspector", "--cli", "trompe-server"], line
+        options, key = {}, None
+        for word in words[4:]:
+            if word.startswith("--"):
+                key = word[2:]
+            elif key == "prompt-args":
+                name, value = word.split("=", 1)
+                options.setdefault("prompt-args", {})[name] = value
+            else:
+                options[key] = word
+        requests.append((options.pop("method"), options))
+    return requests
+
+
+def stdio_server(folder: Path) -> StdioServerParameters:
+    """`trompe-server` as a desktop client (or Inspector's --cli) launches it: no arguments, over stdio."""
+    env = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
+    command = shutil.which("trompe-server", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return StdioServerParameters(command=command, args=[], cwd=folder, env=env)
+
+
+async def test_the_documented_inspector_requests_answer_as_the_page_says(tmp_path):
+    """Each documented Inspector call, then the page's completion of image ids (which Inspector's CLI lacks)."""
+    requests = inspector_requests()
+    assert [method for method, _ in requests] == ["prompts/list", "prompts/get", "resources/list",
+                                                  "resources/templates/list"]
+    async with Client(stdio_server(tmp_path), read_timeout_seconds=120) as client:
+        listed = await client.list_prompts()
+        assert {p.name for p in listed.prompts} >= {"illusion_task1", "illusion_task2", "illusion_rescue"}
+        get = requests[1][1]
+        prompt = await client.get_prompt(get["prompt-name"], get["prompt-args"])
+        text = prompt.messages[0].content.text
+        assert "call `open_session` with source `zollner.png`" in text
+        assert text.endswith("Are the long lines parallel?")
+        assert LINEAGE_URI in [str(r.uri) for r in (await client.list_resources()).resources]  # the MCP App
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["image://{session}/{image}"]
+        session = await opened(client)
+        for box in ([0, 0, 8, 8], [0, 0, 4, 4], [2, 2, 6, 6]):
+            await client.call_tool("crop", {"session": session, "image": "original", "box": box})
+        found = await client.complete(IMAGES, {"name": "image", "value": "img_"},
+                                      context_arguments={"session": session})
+        assert found.completion.values == ["img_001", "img_002", "img_003"]  # as the page's snippet prints

@@ -284,8 +284,6 @@ async def run(args: argparse.Namespace) -> int:
                            images_anywhere=args.images_anywhere)
     args.task = resolve_task(args.task, dataset.format, dataset, args.dataset,
                              warn=lambda message: print(f"{PROG} run: warning: {message}", file=sys.stderr))
-    print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
-          f"{describe_counts(dataset)}", file=sys.stderr)
     config = agent_config(args)
     options = RunOptions(out=args.out, concurrency=args.concurrency, limit=args.limit, rate_limit=args.rate_limit,
                          retry_errors=args.retry_errors, prices=parse_prices(args.price, args.service_tier),
@@ -295,7 +293,9 @@ async def run(args: argparse.Namespace) -> int:
                                "format": dataset.format, "split": args.split, "counts": dataset.counts,
                                "images_root": str(args.images_root) if args.images_root else None,
                                "labels": str(args.labels) if args.labels else None})
-    backend = backend_from_args(args, PROG)
+    backend = backend_from_args(args, PROG)  # a missing key is its one line, before anything else is said
+    print(f"{len(dataset)} samples from {args.dataset} ({dataset.format}, Task {args.task})"
+          f"{describe_counts(dataset)}", file=sys.stderr)
     if args.chosen:  # --preset: what this backend will send, against the paper's settings, said once
         args.chosen.check(presets.planned(backend), PROG)
         options.meta["preset"] = args.chosen.record()

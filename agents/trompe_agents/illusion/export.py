@@ -27,8 +27,9 @@ from .stats import wilson
 
 HARNESS = "trompe illusion-agent"
 CSV_FILE, JSON_FILE = "samples.csv", "summary.json"
+# the last three: the psychometric plots' x, its unit (per family) and the genuine/counterfactual split
 CSV_COLUMNS = ("id", "category", "family", "answer", "gold", "correct", "error_kind", "rounds", "tools_used",
-               "tokens", "cost", "magnitude", "counterfactual")  # the last two: what the psychometric plots use
+               "tokens", "cost", "magnitude", "magnitude_unit", "counterfactual")
 # how reports, exports and comparisons group samples
 GROUPINGS: list[tuple[str, Callable[[SampleResult], Any]]] = [
     ("all", lambda r: "all"), ("category", lambda r: r.category), ("family", lambda r: r.family),
@@ -44,7 +45,8 @@ def sample_row(record: SampleResult) -> dict[str, Any]:
             "correct": record.correct if record.scored else None,
             "error_kind": str(record.failure) if record.failure else None, "rounds": record.rounds,
             "tools_used": ";".join(used), "tokens": record.tokens, "cost": record.cost,
-            "magnitude": record.magnitude, "counterfactual": record.counterfactual}
+            "magnitude": record.magnitude, "magnitude_unit": record.magnitude_unit,
+            "counterfactual": record.counterfactual}
 
 
 def samples_csv(records: Iterable[SampleResult]) -> str:

@@ -208,13 +208,19 @@ def _add_common(parser: argparse.ArgumentParser, limit: bool = False) -> None:
 
 
 def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, split: str | None = None,
-          images_anywhere: bool = False):
-    """The dataset's samples; unlabelled ones (e.g. BLINK test rows) are counted here and dropped by the task."""
+          images_anywhere: bool = False) -> tuple[list, str]:
+    """The dataset's samples and the line that counts them (said once every check has passed); unlabelled ones
+    (e.g. BLINK test rows) are counted here and dropped by the task."""
     from ..datasets import load_dataset
 
     dataset = load_dataset(path, format=fmt, images_root=images_root, split=split, images_anywhere=images_anywhere)
-    print(f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}", file=sys.stderr)
-    return list(dataset)
+    return list(dataset), f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}"
+
+
+def _said(isolation, args: argparse.Namespace, counted: str) -> None:
+    """What a run is about to use, on stderr, once nothing is left to refuse: the sandbox's bounds, the samples."""
+    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
+    print(counted, file=sys.stderr)
 
 
 async def _close(*backends) -> None:
@@ -240,7 +246,6 @@ def _same_dev(samples: list, ids: list[str], content: dict[str, str] | None = No
 
 async def _explore(args: argparse.Namespace) -> int:
     isolation = choose_sandbox(args.sandbox)  # refuse before anything is started or written
-    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
     run_file = args.out / "run.json"
     if args.resume and run_file.exists():
         run = read_json(run_file)
@@ -274,8 +279,9 @@ async def _explore(args: argparse.Namespace) -> int:
     config.iterations = config.iterations if args.iterations is None else args.iterations
     run["config"] = config.to_json()
     task = get_task(run["task"], run.get("task_description"))
-    samples = task.samples(_load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split"),
-                                 run.get("images_anywhere") or args.images_anywhere))
+    loaded, counted = _load(Path(run["dev"]), run["format"], run.get("images_root"), run.get("split"),
+                            run.get("images_anywhere") or args.images_anywhere)
+    samples = task.samples(loaded)
     dev = (_same_dev(samples, run["dev_ids"], run.get("dev_content")) if args.resume and run.get("dev_ids")
            else choose_dev(samples, run["dev_size"], run["seed"]))
     run["dev_ids"] = [s.id for s in dev]
@@ -292,6 +298,7 @@ async def _explore(args: argparse.Namespace) -> int:
         if explorer is not None:
             args.chosen.check(presets.planned(explorer), "sevex", "explorer")
         run["preset"] = args.chosen.record()
+    _said(isolation, args, counted)  # a refusal above is its one line; what is about to run is said here
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
@@ -316,15 +323,16 @@ async def _explore(args: argparse.Namespace) -> int:
 
 async def _apply(args: argparse.Namespace) -> int:
     isolation = choose_sandbox(args.sandbox)
-    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
     prompt = resolve(args.source, args.node)
     task = get_task(args.task or prompt.meta.get("task") or "probes", prompt.meta.get("task_description"))
-    samples = task.samples(_load(args.dataset, args.format, args.images_root, args.split, args.images_anywhere))
-    samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
-                           prompt.meta.get("dev_content"))[: args.limit]
+    loaded, counted = _load(args.dataset, args.format, args.images_root, args.split, args.images_anywhere)
+    samples = task.samples(loaded)
     target = _backend(args, "target")
     if args.chosen:
         args.chosen.check(presets.planned(target), "sevex", "target")
+    _said(isolation, args, counted)
+    samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
+                           prompt.meta.get("dev_content"))[: args.limit]
     sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
