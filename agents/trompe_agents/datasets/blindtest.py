@@ -13,7 +13,7 @@ from ..records import SampleResult
 from ..replies import integer_text
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns, SevexTask
-from .forms import is_correct, normalise
+from .forms import extract, normalise, same_answer
 from .harness import OFFICIAL, Score, macro, micro, per_group, reply
 from .parquet import images_folder, read_rows, write_image
 
@@ -106,7 +106,8 @@ def official(records: list[SampleResult]) -> Score:
     for record in records:
         task = hf_task(record)
         text = reply(record, render)
-        right = text is not None and is_correct("auto", text, str(record.label))
+        gold = normalise("auto", str(record.label))  # the form-level reading (answers.states_answer's, in `auto`)
+        right = text is not None and same_answer(extract("auto", text, expected=gold), gold)
         rights[PAPER_GROUPS.get(re.sub(r"[^a-z]", "", task.lower()), task)].append(right)
     groups = per_group(rights)
     return Score(OFFICIAL, "VLMs Are Blind, Table 1: accuracy per task (8 tasks), mean over tasks", {
