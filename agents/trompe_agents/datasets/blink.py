@@ -30,11 +30,6 @@ def subtask(idx: str) -> str:
     return re.sub(r"^(val|test)_|_\d+$", "", idx)
 
 
-def subtask_key(name: str) -> str:
-    """'Relative Depth', 'relative_depth' and 'Relative_Depth' name the same subtask."""
-    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
-
-
 def load_blink(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
     folder = images_folder(images_root, NAME, path)
     samples = []

@@ -10,6 +10,7 @@ the file and commit they follow. Headline numbers are fractions (0-1); harnesses
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -67,6 +68,12 @@ def micro(groups: list[tuple[str, float, int]]) -> float:
 
 def subtask(record: SampleResult) -> str:
     return record.category or "-"
+
+
+def category_key(name: str) -> str:
+    """'Relative Depth', 'relative_depth' and 'Relative_Depth' name the same category (a BLINK subtask, a
+    BlindTest task)."""
+    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
 
 
 def choice_score(records: Iterable[SampleResult], write: Render, right: Callable[[str, SampleResult], bool],
