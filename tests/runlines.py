@@ -22,9 +22,14 @@ def as_lines(records: Mapping[str, SampleResult]) -> dict[str, dict[str, Any]]:
     return {sample_id: record.to_json() for sample_id, record in records.items()}
 
 
+def result(line: Mapping[str, Any]) -> SampleResult:
+    """The record of a JSON line built in a test (a scorer's or judge's input), as a run reads it."""
+    return SampleResult.from_json(line)
+
+
 def results(lines: Iterable[Mapping[str, Any]]) -> list[SampleResult]:
     """Records read from JSON lines built in a test, as a run reads its results.jsonl."""
-    return [SampleResult.from_json(line) for line in lines]
+    return [result(line) for line in lines]
 
 
 def write_run(folder: Path, lines: list[dict[str, Any]], **meta: Any) -> Path:

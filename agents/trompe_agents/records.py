@@ -126,8 +126,10 @@ class SampleResult:
     service_tier: str | None = field(default=None, metadata={"read": _text})
     answer: str | None = field(default=None, metadata={"read": _text})
     reasons: str = field(default="", metadata={"read": lambda v: v if isinstance(v, str) else ""})
-    # what the model wrote last when no answer was read from it (or another harness's raw output): what the
-    # harness scorers read in place of the rendered answer (datasets/scorers.py `reply`)
+    # what the model wrote last when no answer was read from it (or another harness's raw output, a judge's
+    # verdict, a SEVEX program's text): what the harness scorers read in place of the rendered answer
+    # (datasets/harness.py `reply`). An answered agent sample keeps none: its final text is the JSON answer,
+    # whose answer and reasons are the fields above (the whole text is in its trace)
     reply: str | None = field(default=None, metadata={"read": _text})
     agent: str | None = field(default=None, metadata={"read": _text})  # "main" or "rescue"; None: none answered
     correct: bool | None = field(default=None, metadata={"read": _flag})  # None: no label, or no answer

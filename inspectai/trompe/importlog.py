@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trompe_kernel.exits import OK
+
 INSTALL = "pip install 'trompe[inspect]'"
 
 
@@ -22,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_import(args: argparse.Namespace) -> int:
     out = import_log(args.log, args.out)
     print(f"run folder: {out} (next: illusion-agent report {out})")
-    return 0
+    return OK
 
 
 def _records(log: Any) -> list[dict[str, Any]]:

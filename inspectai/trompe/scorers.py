@@ -31,7 +31,7 @@ from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.scorers import OFFICIAL, check, scorers_for
 from trompe_agents.final_answer import AnswerError, parse_answer
 from trompe_agents.illusion.agent import answer_schema
-from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.illusion.correctness import matches_label
 from trompe_agents.records import SampleResult
 
 from .names import registered
@@ -55,7 +55,7 @@ def record_of(state: TaskState) -> SampleResult:
     meta = state.metadata[KEY]
     text = state.output.completion
     answer, reasons = read_answer(text, meta)
-    right = is_correct(answer, meta["answer"], meta["task"], answer_type(meta))  # the item's type, not the task's
+    right = matches_label(answer, meta["answer"], meta["task"], answer_type(meta))  # the item's type, not the task's
     missing = answer is None
     return result_record(meta, str(state.model), answer, reasons, right, "inspect",
                          state.output.error or ("no answer in the final text" if missing else None),

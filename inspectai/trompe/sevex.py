@@ -10,6 +10,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.isolation import choose as choose_sandbox
+from trompe_agents.sevex.outcome import AGENT
 from trompe_agents.sevex.prompt_dir import resolve
 from trompe_agents.sevex.sandbox import Sandbox, SandboxLimits
 from trompe_agents.sevex.tasks import get_task
@@ -46,16 +47,15 @@ def sevex_prompt(source: str, node: int | None = None, task: str | None = None, 
         try:
             async with choice.client() as client:
                 runner = await Runner.create(client, backend, sevex_task, box, concurrency=1)
-                [outcome] = (await runner.evaluate(prompt.implementation, [sample]) if prompt.implementation
-                             else await runner.evaluate_agentic([sample]))
+                [evaluated] = (await runner.evaluate(prompt.implementation, [sample]) if prompt.implementation
+                               else await runner.evaluate_agentic([sample]))
         finally:
             await box.close()
-        meta = state.metadata[KEY]
+        done = evaluated.result
         state.store.set(RECORD, result_record(  # a program's ending keeps its own kind (program_timeout, ...)
-            meta, backend.model, outcome.prediction, outcome.raw or "",
-            outcome.correct if sample.answer is not None else None, "sevex", outcome.error,
-            outcome.error_kind, reply=outcome.raw).to_json())
-        state.output = ModelOutput.from_content(backend.model, outcome.raw or "", error=outcome.error)
+            state.metadata[KEY], backend.model, done.answer, done.reply or "", done.correct, AGENT,
+            done.error, done.error_kind, reply=done.reply).to_json())
+        state.output = ModelOutput.from_content(backend.model, done.reply or "", error=done.error)
         return state
 
     return solve

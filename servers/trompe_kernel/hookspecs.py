@@ -1,8 +1,8 @@
 """Every hook a trompe plugin can implement, in one pluggy namespace (`trompe`): this file is the whole list.
 
 Each hook is `register_<things>(register)`: the plugin calls `register` once per thing it adds. A name two plugins
-register (a built-in's included) is refused naming both (registry.Registry). docs/plugins.md shows each hook with a
-working example; manager.py finds the plugins (entry-point group `trompe`, builtins.BUILTINS, or in process).
+register (a built-in's included) is refused naming both (registry.PluginRegistry). docs/plugins.md shows each hook
+with a working example; manager.py finds the plugins (entry-point group `trompe`, builtins.BUILTINS, or in process).
 """
 
 from pluggy import HookimplMarker, HookspecMarker

@@ -18,7 +18,7 @@ import pluggy
 from . import hookspecs
 from .builtins import BUILTINS, DISTRIBUTION, Builtin
 from .errors import PluginConflict, PluginError
-from .registry import Registry
+from .registry import PluginRegistry
 from .version import __version__
 
 GROUP = "trompe"  # the one entry-point group: [project.entry-points.trompe] NAME = "module"
@@ -145,10 +145,10 @@ class Plugins:
         return getattr(self.pm.hook, hook).get_hookimpls()
 
     def registry(self, hook: str, what: str, entry: Callable[..., Any] = lambda thing: thing,
-                 only: str | None = None) -> Registry:
+                 only: str | None = None) -> PluginRegistry:
         """name -> what the plugins register through `hook` with register(name, ...) (`entry` builds it from the
         arguments after the name); a name two plugins register is a PluginConflict naming both."""
-        found = Registry(what, self.settings.allow)
+        found = PluginRegistry(what, self.settings.allow)
         for impl in self.implementations(hook, only):
             impl.function(register=_registrar(found, entry, impl.plugin_name))
         return found
@@ -166,7 +166,7 @@ class Plugins:
         return sorted(name for name, _plugin in self.pm.list_name_plugin())
 
 
-def _registrar(found: Registry, entry: Callable[..., Any], plugin: str) -> Callable[..., None]:
+def _registrar(found: PluginRegistry, entry: Callable[..., Any], plugin: str) -> Callable[..., None]:
     def register(name: Any, *args: Any, **kwargs: Any) -> None:
         found.add(name, entry(*args, **kwargs), plugin)
 

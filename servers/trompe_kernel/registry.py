@@ -10,7 +10,7 @@ from .errors import PluginConflict
 REMEDY = "leave one out with {allow}, or uninstall its distribution (pip uninstall NAME)"
 
 
-class Registry(Mapping[Any, Any]):
+class PluginRegistry(Mapping[Any, Any]):
     """name -> thing for one kind (`what`: 'backend', 'tool', ...); a name registered twice is refused naming both
     plugins, so a third-party `claude` or `crop` never silently replaces the built-in one (nor the other way)."""
 

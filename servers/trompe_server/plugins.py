@@ -8,7 +8,7 @@ from typing import Any
 
 from trompe_kernel.errors import PluginConflict, PluginError
 from trompe_kernel.manager import PluginSettings, Plugins
-from trompe_kernel.registry import Registry
+from trompe_kernel.registry import PluginRegistry
 
 from .admission import WORK_FACTOR
 from .storages import storage_factories
@@ -26,7 +26,7 @@ def _names(items: Iterable[str]) -> set[str]:
 
 def collect_tools(plugins: Plugins, tags: Iterable[str] | None = None) -> dict[str, ToolSpec]:
     """Every tool the plugins register, filtered by tag; a name defined twice is an error naming both."""
-    tools = Registry("tool", plugins.settings.allow)
+    tools = PluginRegistry("tool", plugins.settings.allow)
     for impl in plugins.implementations("register_tools"):
         impl.function(register=_registrar(tools, impl.plugin_name, plugins.settings))
     found: dict[str, ToolSpec] = dict(tools)
@@ -40,7 +40,7 @@ def collect_tools(plugins: Plugins, tags: Iterable[str] | None = None) -> dict[s
     return found
 
 
-def _registrar(tools: Registry, plugin: str, settings: PluginSettings) -> Callable[..., Any]:
+def _registrar(tools: PluginRegistry, plugin: str, settings: PluginSettings) -> Callable[..., Any]:
     def register(fn: Callable[..., Any], tags: Iterable[str] = (), name: str | None = None,
                  copies: float = WORK_FACTOR) -> None:
         tool_name = name or fn.__name__

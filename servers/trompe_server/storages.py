@@ -13,7 +13,7 @@ from collections.abc import Callable
 from trompe_kernel.errors import PluginConflict
 from trompe_kernel.hookspecs import hookimpl
 from trompe_kernel.manager import Plugins
-from trompe_kernel.registry import Registry
+from trompe_kernel.registry import PluginRegistry
 
 from .limits import Limits
 from .storage import Storage, redacted
@@ -63,15 +63,15 @@ def parse_registry(raw: str) -> str:
                      "SCHEME://... a storage plugin registers")
 
 
-def storage_factories(plugins: Plugins) -> Registry:
+def storage_factories(plugins: Plugins) -> PluginRegistry:
     """scheme -> factory for every storage the plugins register, the built-ins included (`.owners`: whose)."""
-    found = Registry("storage scheme", plugins.settings.allow)
+    found = PluginRegistry("storage scheme", plugins.settings.allow)
     for impl in plugins.implementations("register_storages"):
         impl.function(register=_registrar(found, impl.plugin_name))
     return found
 
 
-def _registrar(found: Registry, plugin: str) -> Callable[[str, Factory], None]:
+def _registrar(found: PluginRegistry, plugin: str) -> Callable[[str, Factory], None]:
     def register(scheme: str, factory: Factory) -> None:
         if not isinstance(scheme, str) or not SCHEME.fullmatch(scheme):
             raise PluginConflict(f"plugin {plugin!r} registers a storage scheme {scheme!r}; accepted: a "

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trompe_agents.datasets.answers import extract, is_correct, normalise
+from trompe_agents.datasets.answers import extract, normalise, states_answer
 from trompe_agents.datasets.forms import EXTRACTORS
 
 TABLE = [
@@ -74,8 +74,8 @@ def test_extraction_table(fmt, text, expected):
     ("datacv2", "C", "<answer>C</answer>", True),
     ("blink", "A", "I cannot tell.", False),  # no answer read is never correct
 ])
-def test_is_correct(fmt, gold, text, correct):
-    assert is_correct(fmt, text, gold) is correct
+def test_states_answer(fmt, gold, text, correct):
+    assert states_answer(fmt, text, gold) is correct
 
 
 @pytest.mark.parametrize("fmt, raw, gold", [
@@ -91,9 +91,9 @@ def test_options_make_letters_and_parenthesised_letters_options():
     """A custom task with options: its gold '(B)' is option B, and a reply read without a gold answer too."""
     options = ["left", "right"]
     assert normalise("auto", "(B)", options) == "B"
-    assert is_correct("auto", "The answer is (B).", "(B)", options)
+    assert states_answer("auto", "The answer is (B).", "(B)", options)
     assert extract("auto", "(B)", choices=options) == "B"
-    assert is_correct("auto", "Yes.", "yes", options)  # a yes/no gold stays yes/no beside options
+    assert states_answer("auto", "Yes.", "yes", options)  # a yes/no gold stays yes/no beside options
 
 
 def test_unknown_format_and_invalid_gold_are_errors():
@@ -123,7 +123,7 @@ def test_extractors_are_idempotent(fmt, text):
 @given(st.integers(0, 10_000), plain, plain)
 def test_count_in_braces_wins_over_surrounding_text(n, before, after):
     assert extract("count", f"{before} {{{n}}} {after}") == str(n)
-    assert is_correct("blindtest", f"{before} {{{n}}} {after}", str(n))
+    assert states_answer("blindtest", f"{before} {{{n}}} {after}", str(n))
 
 
 @SETTINGS
@@ -137,7 +137,7 @@ def test_blink_letter_in_parentheses(letter, before, after):
 def test_rows_columns_in_benchmark_format(rows, cols, before):
     text = f"{before} rows={{{rows}}} columns={{{cols}}}"
     assert extract("blindtest", text) == f"{rows},{cols}"
-    assert is_correct("blindtest", text, f"{rows},{cols}")
+    assert states_answer("blindtest", text, f"{rows},{cols}")
 
 
 @SETTINGS
@@ -145,5 +145,5 @@ def test_rows_columns_in_benchmark_format(rows, cols, before):
                  st.tuples(st.integers(1, 20), st.integers(1, 20)).map(lambda p: f"{p[0]},{p[1]}"),
                  st.sampled_from("abcxyzABQ")))
 def test_a_gold_answer_scores_itself(gold):
-    assert is_correct("blindtest", gold, gold)
-    assert is_correct("probes", normalise("probes", gold), gold)
+    assert states_answer("blindtest", gold, gold)
+    assert states_answer("probes", normalise("probes", gold), gold)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trompe_agents.datasets.answers import extract, is_correct
+from trompe_agents.datasets.answers import extract, states_answer
 
 CHOICE = [
     ("B", "B"),
@@ -192,22 +192,22 @@ NUMBER = [
 def test_multiple_choice_replies(reply, expected):
     assert extract("choice", reply) == expected
     if expected is not None:
-        assert is_correct("illusionvqa", reply, expected)
+        assert states_answer("illusionvqa", reply, expected)
 
 
 @pytest.mark.parametrize("reply, expected", YESNO)
 def test_yes_no_replies(reply, expected):
     assert extract("yesno", reply) == expected
     if expected is not None:
-        assert is_correct("hallusionbench", reply, expected)
-        assert is_correct("blindtest", reply, expected.capitalize())
+        assert states_answer("hallusionbench", reply, expected)
+        assert states_answer("blindtest", reply, expected.capitalize())
 
 
 @pytest.mark.parametrize("reply, expected", NUMBER)
 def test_number_replies(reply, expected):
     assert extract("count", reply) == expected
     if expected is not None:
-        assert is_correct("blindtest", reply, expected)
+        assert states_answer("blindtest", reply, expected)
 
 
 def test_tables_hold_at_least_fifty_replies_per_answer_type():
@@ -217,8 +217,8 @@ def test_tables_hold_at_least_fifty_replies_per_answer_type():
 @pytest.mark.parametrize("gold, reply", [("B", "(B)"), ("b", "The answer is (B)."), ("C", "Option C")])
 def test_a_sample_with_options_reads_letters_as_options(gold, reply):
     """SEVEX custom tasks use `auto`: with the sample's options a gold 'B' is option B, so '(B)' scores."""
-    assert is_correct("auto", reply, gold, choices=["first", "second", "third"])
-    assert not is_correct("auto", "(A)", gold, choices=["first", "second", "third"])
+    assert states_answer("auto", reply, gold, choices=["first", "second", "third"])
+    assert not states_answer("auto", "(A)", gold, choices=["first", "second", "third"])
 
 
 @given(st.lists(st.sampled_from("ABCDEFGH"), max_size=4), st.sampled_from("ABCDEFGH"),

@@ -17,6 +17,7 @@ from trompe_agents.datasets import hallusionbench
 from trompe_agents.failures import ErrorKind
 from trompe_agents.datasets.scorers import score
 from trompe_agents.records import SampleResult
+from runlines import result, results
 
 # (name, category, subcategory, set, figure, question, answered right); every gold answer is "yes"
 ITEMS = [("A", "VD", "illusion", "0", "0", "0", True), ("B", "VD", "illusion", "0", "1", "0", True),
@@ -43,7 +44,7 @@ def test_official_groups_keep_category_and_subcategory_apart(scorer):
     without the category). Figure groups (category, subcategory, set, figure): {A}, {B}, {C} fails, {D}, VS_illusion_0_1
     {E, F}: fAcc 4/5 (2/3 without the subcategory, 3/4 without the category). Every item has a figure, so
     lmms-eval's image split holds them all."""
-    found = score("hallusionbench", records(), scorer)
+    found = score("hallusionbench", results(records()), scorer)
     assert found.headline == pytest.approx({"aAcc": 5 / 6, "qAcc": 3 / 4, "fAcc": 4 / 5})
     assert found.groups == [("VD_illusion", 1.0, 2), ("VD_math", 0.5, 2), ("VS_illusion", 1.0, 2)]
     assert found.scored_ids == frozenset("ABCDEF")
@@ -55,7 +56,7 @@ def test_vlmevalkit_groups_by_subcategory_without_the_category():
     math_0_1 {D}: fAcc 3/4 (1/2 without the subcategory). Question groups (subcategory, set, question):
     illusion_0_0 {A, B, E}, math_0_0 {C, D} fails, illusion_0_1 {F}: qAcc 2/3 (1/2 without it). Per subcategory:
     illusion 4 of 4, math 1 of 2."""
-    found = score("hallusionbench", records(), "vlmevalkit")
+    found = score("hallusionbench", results(records()), "vlmevalkit")
     assert found.headline == pytest.approx({"aAcc": 5 / 6, "fAcc": 3 / 4, "qAcc": 2 / 3})
     assert found.groups == [("illusion", 1.0, 4), ("math", 0.5, 2)]
     assert found.scored_ids == frozenset("ABCDEF")
@@ -68,26 +69,26 @@ def test_a_question_without_a_figure_is_out_of_the_image_only_scorers():
     rows[5]["keys"] = {**rows[5]["keys"], "visual_input": "0", "figure_id": "0"}
     del rows[4]["keys"]["visual_input"]
     for scorer in ("lmms-eval", "vlmevalkit"):
-        assert score("hallusionbench", rows, scorer).scored_ids == frozenset("ABCDE")
-    assert score("hallusionbench", rows, "official").scored_ids == frozenset("ABCDEF")
+        assert score("hallusionbench", results(rows), scorer).scored_ids == frozenset("ABCDE")
+    assert score("hallusionbench", results(rows), "official").scored_ids == frozenset("ABCDEF")
 
 
 def test_the_correctness_judge_is_asked_against_the_reference_details_else_the_label():
-    record = {"question": "Is the left line longer?", "label": "no",
-              "keys": {"gt_answer_details": "The two lines are equal."}}
+    record = result({"question": "Is the left line longer?", "label": "no",
+                     "keys": {"gt_answer_details": "The two lines are equal."}})
     head = ("Read the question, the reference answer and the predicted answer, and judge the prediction. Output "
             "correct if it does not conflict with the reference answer, incorrect if it conflicts with it, and "
             "unclear if the prediction leaves the answer unclear. Output one word.\n\n")
     assert hallusionbench.hallusion_prompt("Yes, it is.", record) == (
         head + "Question: Is the left line longer?\nReference answer: The two lines are equal.\n"
         "Predicted answer: Yes, it is.\nOutput:")
-    assert hallusionbench.hallusion_prompt("Yes.", {"question": "Q?", "label": "no"}) == (
+    assert hallusionbench.hallusion_prompt("Yes.", result({"question": "Q?", "label": "no"})) == (
         head + "Question: Q?\nReference answer: no\nPredicted answer: Yes.\nOutput:")
-    assert "Reference answer: \n" in hallusionbench.hallusion_prompt("Yes.", {"question": "Q?"})
+    assert "Reference answer: \n" in hallusionbench.hallusion_prompt("Yes.", result({"question": "Q?"}))
 
 
 def test_vlmevalkit_s_yes_no_judge_is_asked_yes_no_or_unknown():
-    assert hallusionbench.vlmeval_yorn_prompt("It looks so.", {"question": "Is it bent?"}) == (
+    assert hallusionbench.vlmeval_yorn_prompt("It looks so.", result({"question": "Is it bent?"})) == (
         "Match an answer to a yes/no question with Yes or No, whichever it means; output Unknown if it means "
         "neither. Output one word: Yes, No or Unknown.\n\nQuestion: Is it bent?\nAnswer: It looks so.\n"
         "Your output:")
@@ -100,7 +101,7 @@ def test_vlmevalkit_s_yes_no_judge_is_asked_yes_no_or_unknown():
     ("incorrect", None, ""), ("correct", None, "")])  # no label: nothing to read
 def test_the_judge_s_verdict_becomes_the_reply_the_scorer_reads(output, label, read):
     """evaluate_by_chatgpt: "incorrect" anywhere gives the other answer, else "correct" the label, else unclear."""
-    assert hallusionbench.hallusion_verdict(output, {"label": label}) == read
+    assert hallusionbench.hallusion_verdict(output, result({"label": label})) == read
 
 
 @pytest.mark.parametrize("scorer", ["official", "lmms-eval", "vlmevalkit"])
@@ -109,4 +110,4 @@ def test_a_failed_record_is_wrong_for_every_scorer(scorer):
     figure, which these are not): item A fails, so aAcc is 4/6."""
     rows = records()
     rows[0] = SampleResult.from_json(rows[0]).with_failure(ErrorKind.RUN, "boom").to_json()
-    assert score("hallusionbench", rows, scorer).headline["aAcc"] == pytest.approx(4 / 6)
+    assert score("hallusionbench", results(rows), scorer).headline["aAcc"] == pytest.approx(4 / 6)

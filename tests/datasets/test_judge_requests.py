@@ -13,8 +13,9 @@ import pytest
 
 from trompe_agents.datasets import blink_judge, scorers, vlmeval_mcq
 from trompe_agents.datasets.benchmarks import benchmarks
+from runlines import result
 
-RECORD = {"question": "Which point is closer to the camera?", "choices": ["Point A", "Point B"]}
+RECORD = result({"question": "Which point is closer to the camera?", "choices": ["Point A", "Point B"]})
 ASKED = ("Question: Which point is closer to the camera?\nOptions:\nA. Point A\nB. Point B\nZ. none\n"
          "Answer: The left one.\nYour output:")
 
@@ -27,7 +28,7 @@ def test_vlmevalkit_asks_its_judge_build_prompt_and_for_blink_build_prompt_blink
     assert vlmeval_mcq.prompt("The left one.", RECORD, blink=True) == (
         head + "If the answer refuses, says it cannot help, selects no option, or means none of the options, "
         "output Z. " + tail + ASKED)
-    assert "Question: \nOptions:\n" in vlmeval_mcq.prompt("x", {"choices": ["a"]})  # no question: an empty one
+    assert "Question: \nOptions:\n" in vlmeval_mcq.prompt("x", result({"choices": ["a"]}))  # no question: an empty one
 
 
 @pytest.mark.parametrize("fmt, blink", [("blink", True), ("vstar", False)])
@@ -59,10 +60,11 @@ def test_the_blink_judge_s_verdict_is_its_first_option_within_the_item_s(text, c
 
 
 def test_a_harness_reads_an_answer_without_raw_text_in_the_form_the_item_s_prompt_asks():
-    record = {"id": "1", "agent": "main", "answer": "2", "answer_type": "integer", "label": "2"}
+    line = {"id": "1", "agent": "main", "answer": "2", "answer_type": "integer", "label": "2"}
+    record = result(line)
     assert scorers.reply(record, "blindtest") == "{2}"  # BlindTest's prompt: the count in braces
     assert scorers.reply(record, "jsonl") == scorers.reply(record, None) == "2"  # no harness form: as it is
-    assert scorers.reply({**record, "reply": "Two."}, "blindtest") == "Two."  # a raw reply is read as written
+    assert scorers.reply(result({**line, "reply": "Two."}), "blindtest") == "Two."  # a raw reply is read as written
 
 
 @pytest.mark.parametrize("fmt, name", [("blink", "BLINK"), ("vstar", "VStarBench")])

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from trompe_agents.datasets import blindtest, blink, hallusionbench, illusionvqa, vstar
+from trompe_agents.datasets.harness import category_key
 from trompe_agents.datasets.base import DatasetError, Sample
 from trompe_agents.testing import dataset_files as files
 
@@ -540,8 +541,8 @@ def test_blink_subtask_names():
     assert blink.subtask("val_Relative_Depth_12") == "Relative_Depth"
     assert blink.subtask("test_IQ_Test_7") == "IQ_Test"
     assert blink.subtask("Jigsaw") == "Jigsaw"
-    assert blink.subtask_key("  Relative Depth ") == "relative_depth"
-    assert blink.subtask_key("Relative_Depth") == blink.subtask_key("relative - depth") == "relative_depth"
+    assert category_key("  Relative Depth ") == "relative_depth"
+    assert category_key("Relative_Depth") == category_key("relative - depth") == "relative_depth"
 
 
 def test_blink_extract_reads_the_option_letter():

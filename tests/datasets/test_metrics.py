@@ -14,7 +14,7 @@ from runlines import results
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.metrics import benchmark_metrics, metric_keys, summary_line
 from trompe_agents.datasets.scorers import score
-from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.illusion.correctness import matches_label
 from trompe_agents.records import SampleResult
 from trompe_agents.testing.dataset_files import hallusion_items, hallusion_set_items, write_hallusionbench
 
@@ -58,7 +58,7 @@ def test_hallusionbench_groups_by_question_and_by_figure_within_a_set_not_by_set
         wrong = (keys["set_id"], keys["question_id"], keys["figure_id"]) == ("0", "1", "1")
         answer = {"yes": "no", "no": "yes"}[sample.answer] if wrong else sample.answer
         records.append(SampleResult.of_sample(sample.id, label=sample.answer, keys=keys).with_answer(
-            answer, "main", is_correct(answer, sample.answer, 1, None)))
+            answer, "main", matches_label(answer, sample.answer, 1, None)))
     assert len(records) == 8 and sum(r.right for r in records) == 7
     assert benchmark_metrics("hallusionbench", records, scorer).headline == pytest.approx(
         {"aAcc": 7 / 8, "qAcc": 3 / 4, "fAcc": 3 / 4})

@@ -20,7 +20,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from trompe_agents.records import SampleResult
 from trompe_agents.datasets import blink_match
 from trompe_agents.datasets.metrics import benchmark_metrics
 from trompe_agents.datasets.blindtest import lmms_blindtest_parse
@@ -29,7 +28,7 @@ from trompe_agents.datasets.scorers import render
 from trompe_agents.datasets.vlmeval_match import vlmeval_yes_no
 from trompe_agents.datasets.vstar import lmms_vstar_letter
 from trompe_agents.illusion.cli import main as illusion_agent
-from runlines import written
+from runlines import result, results, written
 
 from replicas import write_blindtest_hf
 from test_answer_types import SCRIPTED
@@ -44,7 +43,7 @@ def blind(task: str, gold: str, text: str | None, label: str | None = None, i: i
 
 
 def score(fmt: str, records: list[dict], scorer: str) -> tuple[dict, dict]:
-    m = benchmark_metrics(fmt, [SampleResult.from_json(r) for r in records], scorer)
+    m = benchmark_metrics(fmt, results(records), scorer)
     return m.headline, {name: accuracy for name, accuracy, _ in m.groups}
 
 
@@ -145,16 +144,16 @@ def test_official_blindtest_groups_as_the_papers_table_one():
 
 def test_the_agents_answers_are_rendered_in_the_prompts_form_for_the_harnesses():
     base = {"agent": "main", "id": "x"}
-    assert render({**base, "answer": "5,6", "answer_type": "pair"}, "blindtest") == "rows={5} columns={6}"
-    assert render({**base, "answer": "2", "answer_type": "integer"}, "blindtest") == "{2}"
-    assert render({**base, "answer": "yes", "answer_type": "yesno"}, "blindtest") == "Yes"
-    assert render({**base, "answer": "B", "answer_type": "choice:4"}, "blink") == "(B)"
-    assert render({**base, "answer": "B", "answer_type": "choice:4"}, "illusionvqa") == "B"
-    assert render({**base, "answer": "B", "agent": "default"}, "blink") is None  # an invented answer is none
+    assert render(result({**base, "answer": "5,6", "answer_type": "pair"}), "blindtest") == "rows={5} columns={6}"
+    assert render(result({**base, "answer": "2", "answer_type": "integer"}), "blindtest") == "{2}"
+    assert render(result({**base, "answer": "yes", "answer_type": "yesno"}), "blindtest") == "Yes"
+    assert render(result({**base, "answer": "B", "answer_type": "choice:4"}), "blink") == "(B)"
+    assert render(result({**base, "answer": "B", "answer_type": "choice:4"}), "illusionvqa") == "B"
+    assert render(result({**base, "answer": "B", "agent": "default"}), "blink") is None  # an invented answer is none
     # a record of an old run names no answer type: a yes/no answer is still capitalised, any other in the form
-    assert render({**base, "answer": "yes"}, "blindtest") == "Yes"
-    assert render({**base, "answer": "no"}, "blindtest") == "No"
-    assert render({**base, "answer": "2"}, "blindtest") == "{2}"
+    assert render(result({**base, "answer": "yes"}), "blindtest") == "Yes"
+    assert render(result({**base, "answer": "no"}), "blindtest") == "No"
+    assert render(result({**base, "answer": "2"}), "blindtest") == "{2}"
 
 
 def test_blindtest_run_scores_100_percent_under_every_scorer_and_report_names_it(tmp_path, capsys):
@@ -388,8 +387,8 @@ def test_a_failed_item_is_decided_by_no_answer_and_formats_without_rules_decide_
                 "choices": ["first", "second"], "category": "Jigsaw"}
     failed = {"id": "f", "label": "A", "answer": None, "error_kind": "timeout", "choices": ["first", "second"]}
     unlabelled = {**answered, "id": "u", "label": None}
-    assert decided_by("blink", [answered, failed, unlabelled]) == {"a": "token", "f": "no answer"}
-    assert decided_by(None, [answered]) == decided_by("jsonl", [answered]) == {}
+    assert decided_by("blink", results([answered, failed, unlabelled])) == {"a": "token", "f": "no answer"}
+    assert decided_by(None, results([answered])) == decided_by("jsonl", results([answered])) == {}
 
 
 def test_an_item_without_a_category_is_counted_in_the_group_named_dash():
@@ -416,7 +415,7 @@ def test_vstar_official_is_accuracy_over_items_and_the_mean_over_categories_by_h
 
     records = [mc("direct_attributes", "A", "(A)", 0), mc("direct_attributes", "B", "The answer is C.", 1),
                mc("direct_attributes", "C", "C", 2), mc("relative_position", "D", "D", 3)]
-    found = scorers.score("vstar", records, "official")
+    found = scorers.score("vstar", results(records), "official")
     assert (found.scorer, found.rule) == ("official", "V* vstar_bench_eval.py: accuracy over all items")
     assert found.headline == {"accuracy": pytest.approx(3 / 4), "mean over categories": pytest.approx((2 / 3 + 1) / 2)}
     assert found.groups == [("direct_attributes", pytest.approx(2 / 3), 3), ("relative_position", 1.0, 1)]
@@ -431,7 +430,7 @@ def test_lmms_eval_vstar_reads_an_upper_cased_reply_and_a_lone_letter_inside_a_w
 
 def test_blink_writes_only_options_in_brackets():
     base = {"agent": "main", "id": "x"}
-    assert render({**base, "answer": "2", "answer_type": "integer"}, "blink") == "2"
+    assert render(result({**base, "answer": "2", "answer_type": "integer"}), "blink") == "2"
 
 
 RULES = [  # what `illusion-agent score --json` writes as each scorer's `rule`, beside its `scorer` name
@@ -458,7 +457,7 @@ def test_each_scorer_names_itself_and_the_harness_rule_it_follows(fmt, name, rul
 
     answered = {"id": "1", "label": "B", "agent": "main", "answer": "B", "answer_type": "choice:4",
                 "choices": ["a", "b", "c", "d"], "category": "direct_attributes"}
-    found = scorers.score(fmt, [answered] if fmt == "vstar" else [], name)
+    found = scorers.score(fmt, results([answered] if fmt == "vstar" else []), name)
     assert (found.scorer, found.rule) == (name, rule)
     if fmt == "vstar":  # the agent's answer, no raw reply: read as written ("B"), right
         assert found.groups == [("direct_attributes", 1.0, 1)]
@@ -474,8 +473,8 @@ def test_the_blink_judge_s_verdict_beyond_the_item_s_options_reads_as_no_option(
     from trompe_agents.datasets.benchmarks import benchmarks
 
     judge = benchmarks()["blink"].judges["official"]
-    assert judge.verdict("(C)", {"choices": ["x", "y"]}) == "(Z)"
-    assert judge.verdict("(B)", {"choices": ["x", "y"]}) == "(B)"
+    assert judge.verdict("(C)", result({"choices": ["x", "y"]})) == "(Z)"
+    assert judge.verdict("(B)", result({"choices": ["x", "y"]})) == "(B)"
 
 
 @pytest.mark.parametrize("reply, letter", [

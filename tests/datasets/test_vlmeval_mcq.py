@@ -80,7 +80,7 @@ def test_blink_vlmevalkit_is_overall_over_items_and_differs_from_the_others():
     assert metrics.groups == [("Jigsaw", 1.0, 1), ("Relative_Depth", pytest.approx(1 / 3), 3)]
     # lmms-eval _extract_answer_letter reads "b" and "a" as letters (and "Point B" as P)
     assert benchmark_metrics("blink", results(records), "lmms-eval").headline["accuracy"] == pytest.approx(3 / 4)
-    assert decided_by("blink", records, "vlmevalkit") == {
+    assert decided_by("blink", results(records), "vlmevalkit") == {
         "val_Relative_Depth_0": "option letter", "val_Relative_Depth_1": "no option (exact matching: Z)",
         "val_Relative_Depth_2": "no option (exact matching: Z)", "val_Jigsaw_3": "option letter"}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trompe_agents.datasets.answer_types import AnswerType
-from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.illusion.correctness import matches_label
 
 
 @pytest.mark.parametrize(("answer", "label", "task", "kind", "right"), [
@@ -24,7 +24,7 @@ from trompe_agents.illusion.correctness import is_correct
     (None, "1", 1, None, None),
 ])
 def test_a_label_is_read_in_the_items_own_answer_type(answer, label, task, kind, right):
-    assert is_correct(answer, label, task, kind) is right
+    assert matches_label(answer, label, task, kind) is right
 
 
 def test_a_blindtest_run_forced_into_task_1_still_scores_each_count_as_a_count(tmp_path, monkeypatch, capsys):

@@ -26,7 +26,7 @@ from trompe_agents.illusion.job import WorkerSpec
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.pricing import Price
 from trompe_agents.backends.ratelimit import RateLimiter
-from trompe_agents.illusion.correctness import is_correct
+from trompe_agents.illusion.correctness import matches_label
 from trompe_agents.illusion.results import RESULTS, first_error
 from runlines import as_lines, results, written
 from trompe_agents.illusion.runmeta import read_meta
@@ -345,7 +345,7 @@ def test_bad_run_options_are_one_line_errors_naming_the_option():
     ("yes", "(Yes)", 1, True), ("no", "yes", 1, False), ("B", "(b)", 2, True), ("1", "1", 2, True),
     ("yes", "1", 2, False), ("A", None, 2, None), (None, "A", 2, None)])
 def test_answers_are_scored_against_labels_as_the_datasets_write_them(answer, label, task, correct):
-    assert is_correct(answer, label, task, None) is correct  # None: the item states no answer type
+    assert matches_label(answer, label, task, None) is correct  # None: the item states no answer type
 
 
 def test_the_progress_bar_shows_accuracy_failures_tokens_and_cost():

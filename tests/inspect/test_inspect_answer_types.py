@@ -1,6 +1,6 @@
 """Inspect with a solver other than trompe's (Inspect's own `generate()`): the scorer reads the final text by the
 item's own answer type, never by the task's yes/no form, so a count whose gold is 1 or 0, a rows,columns pair, a
-letter and an option letter are scored as `illusion-agent run` scores them (correctness.is_correct)."""
+letter and an option letter are scored as `illusion-agent run` scores them (correctness.matches_label)."""
 
 from __future__ import annotations
 

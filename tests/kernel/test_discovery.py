@@ -16,7 +16,7 @@ from trompe_kernel import hookspecs
 from trompe_kernel.builtins import BUILTINS
 from trompe_kernel.errors import PluginConflict, PluginError
 from trompe_kernel.manager import Plugins
-from trompe_kernel.registry import Registry
+from trompe_kernel.registry import PluginRegistry
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("servers", "plugins", "agents", "prompts", "inspectai")
@@ -97,7 +97,7 @@ def test_a_plugin_named_in_the_new_and_an_old_group_loads_once_without_the_depre
 
 
 def test_a_name_registered_twice_is_refused_naming_both_plugins_and_one_remedy():
-    registry = Registry("backend", "the TROMPE_PLUGINS environment variable")
+    registry = PluginRegistry("backend", "the TROMPE_PLUGINS environment variable")
     registry.add("claude", object(), "claude")
     with pytest.raises(PluginConflict) as refused:
         registry.add("claude", object(), "acme")

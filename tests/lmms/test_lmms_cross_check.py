@@ -18,7 +18,7 @@ from trompe_agents.datasets.blindtest import lmms_blindtest_right  # noqa: E402
 from trompe_agents.datasets.blink import lmms_blink_right  # noqa: E402
 from trompe_agents.illusion.cli import main as illusion_agent  # noqa: E402
 from trompe_agents.illusion.rescore import score_run  # noqa: E402
-from runlines import written  # noqa: E402
+from trompe_agents.illusion.results import read_results  # noqa: E402
 
 pytestmark = pytest.mark.slow  # lmms-eval in a subprocess: about a minute on two cores
 MODEL = ["--backend", "function", "--model", "lmms_scripted:answer", "--tools", "core,analysis", "--max-rounds", "3"]
@@ -66,8 +66,7 @@ def monkeypatch_module():
 def test_every_blindtest_item_gets_the_same_verdict_and_the_same_headline(lmms_run, trompe_runs):
     _, results, samples, _, _ = lmms_run
     lmms = {item(s["input"]): s["accuracy"] == 1.0 for s in samples["trompe_check_blindtest"]}
-    records = written(trompe_runs["blindtest"]).values()
-    trompe = {item(r["question"]): lmms_blindtest_right(r) for r in records}
+    trompe = {item(r.question): lmms_blindtest_right(r) for r in read_results(trompe_runs["blindtest"]).values()}
     assert lmms == trompe and len(lmms) == len(lmmskit.BLINDTEST)
     assert sum(lmms.values()) == 7  # items 0, 1, 2, 3, 5, 6, 10 (lmmskit.BLINDTEST)
     figures = score_run(trompe_runs["blindtest"], "lmms-eval")["metric"]
@@ -81,7 +80,7 @@ def test_every_blink_item_gets_the_same_verdict_and_the_same_headline(lmms_run, 
     _, results, samples, _, _ = lmms_run
     lmms = {item(s["input"]): s["blink_acc"]["is_correct"] for task, lines in samples.items() if "blink" in task
             for s in lines}
-    trompe = {item(r["question"]): lmms_blink_right(r) for r in written(trompe_runs["blink"]).values()}
+    trompe = {item(r.question): lmms_blink_right(r) for r in read_results(trompe_runs["blink"]).values()}
     assert lmms == trompe and len(lmms) == len(lmmskit.BLINK)
     figures = score_run(trompe_runs["blink"], "lmms-eval")["metric"]
     assert figures["blink_acc"] == pytest.approx(results["results"]["trompe_check_blink"]["blink_acc,none"])

@@ -12,9 +12,13 @@ from trompe_agents.backends.function import FunctionSettings
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.base import Sample
 from trompe_agents.datasets.jsonl import write_jsonl
+from trompe_agents.failures import ErrorKind
+from trompe_agents.messages import Usage
 from trompe_agents.plugins import create_backend
+from trompe_agents.records import SampleResult
 from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import ExploreConfig, Explorer
+from trompe_agents.sevex.outcome import sample_result
 from trompe_agents.sevex.roles import Roles
 from trompe_agents.sevex.sandbox import Sandbox
 from trompe_agents.sevex.tasks import Task
@@ -30,6 +34,13 @@ TASK = Task("red-left", "probes", "Say whether the red square is on the left hal
 
 def function_backend(fn):
     return create_backend("function", BackendOptions(settings=FunctionSettings(function=fn)))
+
+
+def sevex_result(sample_id: str, prediction: str | None, label: str | None, correct: bool = False,
+                 error: str | None = None, kind: ErrorKind | None = None, raw: str | None = None,
+                 usage: Usage | None = None) -> SampleResult:
+    """A SEVEX sample's record as the Runner makes it, for a sample of that id and label (question unused)."""
+    return sample_result(Sample(sample_id, [], "", label), prediction, correct, raw, error, kind, usage or Usage())
 
 
 def write_dev_set(tmp_path: Path) -> Path:

@@ -21,6 +21,7 @@ from trompe_agents.backends.catalogue import LOCAL_IMAGES
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.jsonl import write_jsonl
+from trompe_agents.failures import ErrorKind
 from trompe_agents.backends.model_images import ImagePolicy
 from trompe_agents.replies import MAX_REPLY_CHARS, REPLY_TOO_LONG
 from trompe_agents.sevex import scoring
@@ -150,9 +151,9 @@ async def test_an_answer_slow_to_read_never_makes_a_concurrent_healthy_sample_ti
                for s in load_dataset(dev_set)]
     async with Sandbox(SandboxLimits(wall_seconds=8), warm=2) as sandbox, ToolClient.in_process() as tools:
         runner = await Runner.create(tools, FunctionBackend(target), task, sandbox, concurrency=6)
-        outcomes = await runner.evaluate(NAIVE, samples)
-    healthy = [o for o in outcomes if o.answer == "B"]
-    assert [(o.error_kind, o.prediction, o.correct) for o in healthy] == [(None, "B", True)] * 3
-    slow = [o for o in outcomes if o.answer == "A"]  # past the budget while the cues backtrack; never right
-    assert len(slow) == 3 and all(o.error_kind in (scoring.SCORE_BUDGET, None) and o.prediction is None
-                                  for o in slow)
+        results = [e.result for e in await runner.evaluate(NAIVE, samples)]
+    healthy = [r for r in results if r.label == "B"]
+    assert [(r.error_kind, r.answer, r.right) for r in healthy] == [(None, "B", True)] * 3
+    slow = [r for r in results if r.label == "A"]  # past the budget while the cues backtrack; never right
+    assert len(slow) == 3 and all(r.failure in (scoring.SCORE_BUDGET, ErrorKind.NO_ANSWER) and not r.right
+                                  for r in slow)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 from diskkit import no_file_may_grow
+from sevex_support import sevex_result
 
 from trompe_agents.failures import ErrorKind
 from trompe_agents.runfolder import RunFolder
 from trompe_agents.sevex.evaluate import write_results
-from trompe_agents.sevex.outcome import Outcome
 from trompe_agents.sevex.prompt_dir import PromptDir
 from trompe_agents.sevex.tree import Implementation
 
@@ -29,11 +29,10 @@ def test_a_failed_save_of_a_prompt_folder_leaves_the_previous_prompt_whole(tmp_p
 
 def test_a_failed_write_of_results_leaves_the_previous_lines(tmp_path):
     path = tmp_path / "results.jsonl"
-    first = [Outcome("a", "3", "3", True), Outcome("b", None, "2", False, error="crashed",
-                                                    error_kind=ErrorKind.CRASHED)]
+    first = [sevex_result("a", "3", "3", True), sevex_result("b", None, "2", error="crashed", kind=ErrorKind.CRASHED)]
     write_results(RunFolder(tmp_path), "results.jsonl", first)
     before = path.read_bytes()
     with no_file_may_grow(), pytest.raises(OSError, match="File too large"):
-        write_results(RunFolder(tmp_path), "results.jsonl", [Outcome(f"s{i}", "1", "1", True) for i in range(500)])
+        write_results(RunFolder(tmp_path), "results.jsonl", [sevex_result(f"s{i}", "1", "1", True) for i in range(500)])
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["results.jsonl"]

@@ -1,6 +1,6 @@
 """Search strategies are objects behind one contract (sevex/strategy.py), chosen by name from the plugin registry;
-a plugin adds one, a plugin taking a built-in's name is refused naming both. SEVEX's typed outcome round-trips
-through its JSON lines."""
+a plugin adds one, a plugin taking a built-in's name is refused naming both. SEVEX's sample records round-trip
+through its JSON lines, older runs' lines included."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sevex_support import explore
+from sevex_support import explore, sevex_result
 from trompe_kernel import hookimpl
 from trompe_kernel.errors import PluginConflict
 from trompe_kernel.manager import default_plugins
@@ -18,7 +18,7 @@ from trompe_kernel.manager import default_plugins
 from trompe_agents.failures import ErrorKind, Source
 from trompe_agents.messages import Usage
 from trompe_agents.sevex import cli as sevex_cli, sandbox, scoring
-from trompe_agents.sevex.outcome import Outcome
+from trompe_agents.sevex.outcome import broke, dev_accuracy, from_line, line, summary
 from trompe_agents.sevex.strategies import NAIVE, SEVEX, choose_strategy, strategy_names
 from trompe_agents.sevex.strategy import ExploreConfig, Search
 from trompe_agents.sevex.tree import Implementation, Node, SelfEval
@@ -59,10 +59,11 @@ async def test_every_strategy_keeps_the_explorers_contract(tmp_path, dev_set, na
         if node.experiment.failure:
             continue
         lines = results_files(run, node.id)
-        outcomes = [Outcome.from_json(line, program=bool(node.implementation.code)) for line in lines]
-        assert [o.to_json() for o in outcomes] == lines
-        assert [o.summary() for o in outcomes] == node.experiment.results
-        assert node.reward == sum(o.correct for o in outcomes) / len(outcomes)
+        results = [from_line(written, program=bool(node.implementation.code)) for written in lines]
+        assert [line(r) for r in results] == lines
+        assert [summary(r) for r in results] == node.experiment.results
+        # SEVEX's accuracy as it has always been counted: right answers over dev samples
+        assert node.reward == dev_accuracy(results) == sum(w["correct"] for w in lines) / len(lines)
     assert best.id == max(explorer.tree.executed(), key=lambda n: (n.reward, -n.iteration, -n.id)).id
     again, best_again = await explore(run, dev_set, iterations=ITERATIONS, strategy=name)
     assert again.iteration == planned and best_again.id == best.id and len(again.tree.nodes) == len(explorer.tree.nodes)
@@ -134,17 +135,19 @@ def test_every_kind_the_sandbox_and_the_scorer_name_is_one_of_the_shared_vocabul
     assert sandbox.CHILD_KINDS < sandbox.KINDS
 
 
-@pytest.mark.parametrize("error, kind, failed", [
-    (None, None, False),
-    ("ValueError: bad", ErrorKind.EXCEPTION, True),
-    ("CPU time limit reached", ErrorKind.PROGRAM_TIMEOUT, True),
-    (None, ErrorKind.MAX_ROUNDS, True),  # the agent loop stopped without an answer (SketchPad)
-    ("the answer is over its size cap", ErrorKind.OVERSIZE, True),
+@pytest.mark.parametrize("prediction, error, kind, failure", [
+    ("yes", None, None, None),
+    (None, "ValueError: bad", ErrorKind.EXCEPTION, ErrorKind.EXCEPTION),
+    (None, "CPU time limit reached", ErrorKind.PROGRAM_TIMEOUT, ErrorKind.PROGRAM_TIMEOUT),
+    (None, None, ErrorKind.MAX_ROUNDS, ErrorKind.MAX_ROUNDS),  # the agent loop stopped without an answer
+    (None, "the answer is over its size cap", ErrorKind.OVERSIZE, ErrorKind.OVERSIZE),
+    (None, None, None, ErrorKind.NO_ANSWER),  # the extractor read nothing in the text: no answer, wrong
 ])
-def test_an_outcome_failed_when_it_names_an_error_or_a_kind(error, kind, failed):
-    outcome = Outcome("s0", None, "yes", False, error=error, error_kind=kind)
-    assert outcome.failed is failed and outcome.error_kind is kind
-    assert outcome.to_json()["error_kind"] == (str(kind) if kind else "ok")
+def test_a_sample_failed_when_no_answer_was_read_and_its_line_says_why(prediction, error, kind, failure):
+    result = sevex_result("s0", prediction, "yes", prediction == "yes", error, kind)
+    assert result.failure == failure and result.right is (failure is None)
+    assert broke(result) is (error is not None or kind is not None)  # a fault, not only nothing read
+    assert line(result)["error_kind"] == str(failure or "ok") and line(result)["correct"] is result.right
 
 
 @pytest.mark.parametrize("written, program, read", [
@@ -155,8 +158,24 @@ def test_an_outcome_failed_when_it_names_an_error_or_a_kind(error, kind, failed)
     ("ok", True, None), ("forbidden", True, "forbidden"),
 ])
 def test_a_results_line_reads_under_the_shared_kinds(written, program, read):
-    line = {"id": "s0", "prediction": None, "answer": "yes", "correct": False, "error": "e", "error_kind": written}
-    assert Outcome.from_json(line, program=program).error_kind == read
+    written_line = {"id": "s0", "prediction": None, "answer": "yes", "correct": False, "error": "e",
+                    "error_kind": written}
+    assert from_line(written_line, program=program).error_kind == read
+
+
+def test_an_older_run_s_lines_read_as_records_keeping_what_this_version_does_not_name():
+    """tree.json of a run made before SEVEX's samples were records: a right answer, one no answer was read in
+    (error_kind "ok", counted wrong), a repeat's run number and a field this version does not know."""
+    right = {"id": "s1", "prediction": "B", "answer": "B", "correct": True, "error": None, "error_kind": "ok",
+             "tokens": 12, "run": 2, "note": "kept"}
+    unread = {**right, "id": "s2", "prediction": None, "correct": False}
+    read = [from_line(old, program=True) for old in (right, unread)]
+    assert [(r.answer, r.label, r.right, r.failure) for r in read] == [("B", "B", True, None),
+                                                                       (None, "B", False, ErrorKind.NO_ANSWER)]
+    assert dev_accuracy(read) == 0.5  # as the run scored it: one right of two
+    assert read[0].to_json()["note"] == "kept" and read[0].to_json()["run"] == 2
+    assert {k: v for k, v in summary(read[1]).items() if k != "tokens"} == {
+        k: v for k, v in unread.items() if k not in ("tokens", "run", "note")}
 
 
 texts = st.text(max_size=20)
@@ -165,22 +184,25 @@ kinds = st.none() | st.sampled_from(list(ErrorKind)) | st.text(alphabet="abcdefg
 usages = st.builds(Usage, input_tokens=st.integers(0, 10**9), output_tokens=st.integers(0, 10**9),
                    reasoning_tokens=st.integers(0, 10**6), cached_tokens=st.integers(0, 10**6),
                    image_tokens=st.none() | st.integers(0, 10**6), cache_write_tokens=st.integers(0, 10**6))
-outcomes = st.builds(Outcome, id=texts, prediction=st.none() | texts, answer=st.none() | texts,
-                     correct=st.booleans(), raw=st.none() | texts, error=st.none() | texts, error_kind=kinds,
-                     usage=usages)
+records = st.builds(sevex_result, sample_id=texts, prediction=st.none() | texts, label=st.none() | texts,
+                    correct=st.booleans(), error=st.none() | texts, kind=kinds, raw=st.none() | texts, usage=usages)
 
 
-@given(outcome=outcomes, program=st.booleans())
-def test_an_outcome_reads_back_from_its_results_line(outcome, program):
-    line = json.loads(json.dumps(outcome.to_json()))  # as results.jsonl holds it
-    if program and outcome.error_kind is ErrorKind.TIMEOUT:  # no program line is written so now (read_kind)
-        outcome = replace(outcome, error_kind=ErrorKind.PROGRAM_TIMEOUT)
-        line["error_kind"] = "program_timeout"
-    assert Outcome.from_json(line, program=program) == outcome
-    assert Outcome.from_json(line, program=program).to_json() == line
-    assert list(line) == ["id", "prediction", "answer", "correct", "error", "error_kind", "tokens", "raw", "usage"]
-    assert line["tokens"] == outcome.usage.total and line["error_kind"] == str(outcome.error_kind or "ok")
+def _facts(result):
+    """What a SEVEX line says of a sample."""
+    return (result.id, result.answer, result.label, result.right, result.error, result.failure)
+
+
+@given(result=records, program=st.booleans())
+def test_a_sample_record_reads_back_from_its_results_line(result, program):
+    written = json.loads(json.dumps(line(result)))  # as results.jsonl holds it
+    if program and result.error_kind is ErrorKind.TIMEOUT:  # no program line is written so now (read_kind)
+        result = replace(result, error_kind=ErrorKind.PROGRAM_TIMEOUT)
+        written["error_kind"] = "program_timeout"
+    read = from_line(written, program=program)
+    assert _facts(read) == _facts(result) and (read.reply, read.usage) == (result.reply, result.usage)
+    assert line(read) == written
+    assert list(written) == ["id", "prediction", "answer", "correct", "error", "error_kind", "tokens", "raw", "usage"]
+    assert written["tokens"] == result.usage.total and written["error_kind"] == str(result.error_kind or "ok")
     # tree.json's line keeps what the readers of a node need
-    summary = Outcome.from_json(outcome.summary(), program=program)
-    assert (summary.id, summary.prediction, summary.answer, summary.correct, summary.error, summary.error_kind) == (
-        outcome.id, outcome.prediction, outcome.answer, outcome.correct, outcome.error, outcome.error_kind)
+    assert _facts(from_line(summary(result), program=program)) == _facts(result)

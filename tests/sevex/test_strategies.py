@@ -11,7 +11,8 @@ from sevex_support import TASK, explore, function_backend
 from trompe_agents.backends.base import BackendError
 from trompe_agents.datasets import load_dataset
 from trompe_agents.sevex.cli import main
-from trompe_agents.sevex.evaluate import Runner, accuracy
+from trompe_agents.sevex.evaluate import Runner
+from trompe_agents.sevex.outcome import dev_accuracy
 from trompe_agents.sevex.explore import NAIVE
 from trompe_agents.sevex.nuct import NUCTParams
 from trompe_agents.sevex.prompt_dir import PromptDir, resolve
@@ -66,8 +67,8 @@ async def test_sketchpad_uses_tools_through_the_agent_loop_with_few_shot_example
     assert prompt.meta["dev_accuracy"] == 1.0
     async with ToolClient.in_process() as tools:
         runner = await Runner.create(tools, function_backend(scripted_models.target), TASK, Sandbox(), 2)
-        assert accuracy(await runner.evaluate(PromptDir.load(folder).implementation,
-                                              list(load_dataset(dev_set)))) == 1.0
+        evaluated = await runner.evaluate(PromptDir.load(folder).implementation, list(load_dataset(dev_set)))
+        assert dev_accuracy(e.result for e in evaluated) == 1.0
 
 
 def timing_out(messages, tools):

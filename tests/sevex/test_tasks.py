@@ -19,8 +19,9 @@ from sevex_support import explore, function_backend
 from trompe_agents.datasets import load_dataset
 from trompe_agents.datasets.jsonl import write_jsonl
 from trompe_agents.probes.generate import generate
-from trompe_agents.sevex.evaluate import Runner, accuracy
+from trompe_agents.sevex.evaluate import Runner
 from trompe_agents.sevex.explore import NAIVE
+from trompe_agents.sevex.outcome import dev_accuracy, summary
 from trompe_agents.sevex.sandbox import Sandbox
 from trompe_agents.sevex.tasks import get_task
 from trompe_agents.testing.dataset_files import write_blindtest, write_blink
@@ -119,10 +120,10 @@ async def test_each_task_reads_answers_in_its_benchmark_format(sources, source):
             for style, expected in ((in_format, 1.0), (other_format, 0.0)):
                 target = function_backend(Oracle(samples, task.benchmark, style))
                 runner = await Runner.create(tools, target, task, sandbox, concurrency=2)
-                outcomes = await runner.evaluate(NAIVE, samples)
-                assert accuracy(outcomes) == expected, (task_name, style.__name__, [o.summary() for o in outcomes])
+                results = [e.result for e in await runner.evaluate(NAIVE, samples)]
+                assert dev_accuracy(results) == expected, (task_name, style.__name__, [summary(r) for r in results])
                 if expected:
-                    assert [o.prediction for o in outcomes] == [s.answer for s in samples]
+                    assert [r.answer for r in results] == [s.answer for s in samples]
 
 
 async def test_a_custom_task_reads_answers_the_way_its_gold_answers_are_written(tmp_path, dev_set):

@@ -37,7 +37,7 @@ def normalise(benchmark_or_form: str, answer: str | int, choices: list[str] | No
     return forms.normalise(bench.answer_form if bench else benchmark_or_form, answer, choices, benchmark_or_form)
 
 
-def is_correct(benchmark_or_form: str, text: str, answer: str, choices: list[str] | None = None) -> bool:
-    """Does the model's text state the gold answer?"""
+def states_answer(benchmark_or_form: str, text: str, answer: str, choices: list[str] | None = None) -> bool:
+    """Does the model's free text, read as the benchmark (or in the answer form) reads it, state the gold answer?"""
     gold = normalise(benchmark_or_form, answer, choices)
     return same_answer(extract(benchmark_or_form, text, expected=gold, choices=choices), gold)

@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import SampleResult
 from .base import DatasetError, ListDataset
-from .harness import OFFICIAL, Record, Render, Score, plain
+from .harness import OFFICIAL, Render, Score, plain
 from .parquet import parquet_columns
 
 Loader = Callable[[Path, "Path | None", "str | None"], ListDataset]  # (path, images_root, split) -> dataset
-Scorer = Callable[[list[Record]], Score]  # a harness's numbers over the labelled records of a run
+Scorer = Callable[[list[SampleResult]], Score]  # a harness's numbers over the labelled records of a run
 
 
 class Columns:
@@ -74,9 +75,9 @@ Detector = Callable[[Path, Columns], bool]  # is this file (or folder) one of th
 class Judge:
     """One harness's model matcher: which replies it is asked about, what it is asked, and how its verdict reads."""
 
-    unread: Callable[[str, Record], bool]  # the harness's rules read no answer in this reply
-    prompt: Callable[[str, Record], str]
-    verdict: Callable[[str, Record], str]  # the judge's text -> the reply the scorer then reads
+    unread: Callable[[str, SampleResult], bool]  # the harness's rules read no answer in this reply
+    prompt: Callable[[str, SampleResult], str]
+    verdict: Callable[[str, SampleResult], str]  # the judge's text -> the reply the scorer then reads
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class Benchmark:
     agent_task: int | None = None
     scorers: Mapping[str, Scorer] = field(default_factory=dict)
     judges: Mapping[str, Judge] = field(default_factory=dict)
-    decided_by: Mapping[str, Callable[[str, Record], str]] = field(default_factory=dict)
+    decided_by: Mapping[str, Callable[[str, SampleResult], str]] = field(default_factory=dict)
     record_keys: tuple[str, ...] = ()
     category_rule: str = "accuracy per category"
     sevex_tasks: tuple[SevexTask, ...] = ()

@@ -9,11 +9,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from ..records import SampleResult
 from ..replies import integer_text
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns, SevexTask
-from .forms import is_correct, normalise
-from .harness import OFFICIAL, Record, Score, keys, macro, micro, per_group, reply
+from .forms import extract, normalise, same_answer
+from .harness import OFFICIAL, Score, macro, micro, per_group, reply
 from .parquet import images_folder, read_rows, write_image
 
 NAME = "blindtest"
@@ -86,17 +87,17 @@ def render(answer: str, kind: str) -> str:
 PAPER_GROUPS = {"countinggridblankgrids": "Counting Grid", "countinggridwordgrids": "Counting Grid"}
 
 
-def hf_task(record: Record) -> str:
+def hf_task(record: SampleResult) -> str:
     """The HF `task` ("Counting Grid - Word Grids"); trompe's task name for records of other sources."""
-    return str(keys(record).get("task") or record.get("category") or "-")
+    return str(record.keys.get("task") or record.category or "-")
 
 
-def _gold_text(record: Record) -> str:
-    return str(keys(record).get("groundtruth") if keys(record).get("groundtruth") is not None
-               else record.get("label") or "")
+def _gold_text(record: SampleResult) -> str:
+    return str(record.keys.get("groundtruth") if record.keys.get("groundtruth") is not None
+               else record.label or "")
 
 
-def official(records: list[Record]) -> Score:
+def official(records: list[SampleResult]) -> Score:
     """BlindTest as the paper reports it (Rahmanzadehgervi et al., ACCV 2024, Table 1; VLMsAreBlind/Benchmark
     README.md at bbfc1bf): accuracy per task over 8 tasks (the two Counting Grid tasks are one, the two Olympic
     counting tasks are two), and their mean. The authors publish no scorer; replies are read by trompe's
@@ -105,7 +106,8 @@ def official(records: list[Record]) -> Score:
     for record in records:
         task = hf_task(record)
         text = reply(record, render)
-        right = text is not None and is_correct("auto", text, str(record["label"]))
+        gold = normalise("auto", str(record.label))  # the form-level reading (answers.states_answer's, in `auto`)
+        right = text is not None and same_answer(extract("auto", text, expected=gold), gold)
         rights[PAPER_GROUPS.get(re.sub(r"[^a-z]", "", task.lower()), task)].append(right)
     groups = per_group(rights)
     return Score(OFFICIAL, "VLMs Are Blind, Table 1: accuracy per task (8 tasks), mean over tasks", {
@@ -137,14 +139,14 @@ def lmms_blindtest_parse(text: str, task: str) -> str | None:
     return None
 
 
-def lmms_blindtest_right(record: Record) -> bool:
+def lmms_blindtest_right(record: SampleResult) -> bool:
     """One item as `vlmsareblind_process_results` scores it: the parsed reply equals the lowercased groundtruth."""
     text = reply(record, render)
     parsed = lmms_blindtest_parse(text, hf_task(record)) if text is not None else None
     return parsed is not None and parsed.strip().lower() == _gold_text(record).strip().lower()
 
 
-def lmms_eval(records: list[Record]) -> Score:
+def lmms_eval(records: list[SampleResult]) -> Score:
     """lmms-eval `vlmsareblind` (lmms_eval/tasks/vlmsareblind/utils.py of lmms-eval 0.7.3, the version the
     `lmms-eval` extra pins and tests/lmms/test_lmms_cross_check.py runs): `parse_response` per task on the
     lowercased reply, equal to the lowercased `groundtruth`; tasks grouped by TASK_MAP (the two Counting Grid
@@ -207,7 +209,7 @@ VLMEVAL_BLIND: dict[str, Callable[[str, str], bool]] = {
 }
 
 
-def vlmevalkit(records: list[Record]) -> Score:
+def vlmevalkit(records: list[SampleResult]) -> Score:
     """VLMEvalKit `VLMBlind` (open-compass/VLMEvalKit vlmeval/dataset/image_mcq.py at e8e78f0, `evaluate`):
     accuracy per HF task, 9 tasks, none merged; the first {...} of the reply equals the answer exactly (subway,
     nested squares, line intersections, circled letter, case kept), the answer is a substring of the reply

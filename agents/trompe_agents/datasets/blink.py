@@ -12,11 +12,12 @@ import re
 import string
 from pathlib import Path
 
+from ..records import SampleResult
 from . import blink_judge, blink_match, vlmeval_mcq
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns, Judge, SevexTask
 from .forms import normalise
-from .harness import OFFICIAL, Record, Score, choice_score, macro, micro, reply
+from .harness import OFFICIAL, Score, choice_score, macro, micro, reply
 from .parquet import images_folder, read_rows, write_image
 
 NAME = "blink"
@@ -27,11 +28,6 @@ COLUMNS = ["idx", "question", "choices", "answer", "image_1"]
 def subtask(idx: str) -> str:
     """'val_Relative_Depth_12' -> 'Relative_Depth'."""
     return re.sub(r"^(val|test)_|_\d+$", "", idx)
-
-
-def subtask_key(name: str) -> str:
-    """'Relative Depth', 'relative_depth' and 'Relative_Depth' name the same subtask."""
-    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
 
 
 def load_blink(path: Path, images_root: Path | None = None, split: str | None = None) -> ListDataset:
@@ -73,13 +69,13 @@ def render(answer: str, kind: str) -> str:
     return f"({answer})" if kind.startswith("choice") else answer
 
 
-def official(records: list[Record]) -> Score:
+def official(records: list[SampleResult]) -> Score:
     """BLINK's own pipeline (zeyofu/BLINK_Benchmark at 2d6a779): the reply's option by eval/test_benchmark.py
     `analyze_answer` (commit 63137e4), its gpt-3.5 matcher replaced by `blink_match.match` (and asked through
     `--judge-backend` where that reads no option, judges.py); the prediction equals
     the "(A)"-style answer; eval/evaluate.py `eval_prediction`: accuracy per subtask, mean over subtasks."""
-    def right(text: str, record: Record) -> bool:
-        return blink_match.match(text, record.get("choices")).prediction == f"({record['label']})"
+    def right(text: str, record: SampleResult) -> bool:
+        return blink_match.match(text, record.choices).prediction == f"({record.label})"
 
     groups = choice_score(records, render, right)
     return Score(OFFICIAL, "BLINK eval/evaluate.py: accuracy per subtask, mean over subtasks", {
@@ -103,13 +99,13 @@ def lmms_blink_letter(text: str, options: int = 0) -> str:
     return found.group(1).upper() if found else ""
 
 
-def lmms_blink_right(record: Record) -> bool:
+def lmms_blink_right(record: SampleResult) -> bool:
     """One item as `blink_process_results` scores it: the letter read among the item's options is the answer's."""
     text = reply(record, render)
-    return text is not None and lmms_blink_letter(text, len(record.get("choices") or [])) == record["label"]
+    return text is not None and lmms_blink_letter(text, len(record.choices or [])) == record.label
 
 
-def lmms_eval(records: list[Record]) -> Score:
+def lmms_eval(records: list[SampleResult]) -> Score:
     """lmms-eval `blink` (lmms_eval/tasks/blink/utils.py `blink_process_results`, blink.yaml, lmms-eval 0.7.3):
     `_extract_answer_letter` equals the answer without brackets; accuracy per subtask task, and the group's
     `blink_acc` their unweighted mean (AggMetricConfig weight_by_size defaults to False, lmms_eval/api/group.py)."""
@@ -118,7 +114,7 @@ def lmms_eval(records: list[Record]) -> Score:
         "blink_acc": macro(groups), "accuracy": micro(groups)}, groups)
 
 
-def vlmevalkit(records: list[Record]) -> Score:
+def vlmevalkit(records: list[SampleResult]) -> Score:
     """VLMEvalKit `BLINK` (open-compass/VLMEvalKit vlmeval/dataset/image_mcq.py at e8e78f0: ImageMCQDataset,
     `evaluate_heuristic` -> utils/multiple_choice.py `mcq_vanilla_eval`, `extract_answer_from_item`,
     `report_acc`): the reply read by `can_infer` (utils/matching_util.py), Z where it reads nothing (the
@@ -127,13 +123,13 @@ def vlmevalkit(records: list[Record]) -> Score:
     return vlmeval_mcq.score(records, render, "BLINK")
 
 
-def _judge_verdict(output: str, record: Record) -> str:
-    return blink_judge.verdict(output, len(record.get("choices") or [])) or blink_judge.NONE
+def _judge_verdict(output: str, record: SampleResult) -> str:
+    return blink_judge.verdict(output, len(record.choices or [])) or blink_judge.NONE
 
 
 OFFICIAL_JUDGE = Judge(  # eval/multiple_choice.py `match_multiple_choice`, for the replies blink_match reads none in
-    lambda text, r: bool(r.get("choices")) and blink_match.match(text, r.get("choices")).rule == "no option",
-    lambda text, r: blink_judge.judge_prompt(vlmeval_mcq.question(r), r.get("choices") or [], text), _judge_verdict)
+    lambda text, r: bool(r.choices) and blink_match.match(text, r.choices).rule == "no option",
+    lambda text, r: blink_judge.judge_prompt(vlmeval_mcq.question(r), r.choices or [], text), _judge_verdict)
 
 _ANSWER = "the option letter in parentheses, e.g. (A)"
 
@@ -143,7 +139,7 @@ BENCHMARK = Benchmark(
     agent_task=2,
     scorers={OFFICIAL: official, "lmms-eval": lmms_eval, "vlmevalkit": vlmevalkit},
     judges={OFFICIAL: OFFICIAL_JUDGE, "vlmevalkit": vlmeval_mcq.judge(blink=True)},
-    decided_by={OFFICIAL: lambda text, r: blink_match.match(text, r.get("choices")).rule,
+    decided_by={OFFICIAL: lambda text, r: blink_match.match(text, r.choices).rule,
                 "vlmevalkit": vlmeval_mcq.decided_by},
     sevex_tasks=(
         SevexTask("Jigsaw", "An image has a missing piece; choose which of two candidate pieces completes it.",

@@ -309,8 +309,3 @@ def same_answer(prediction: str | None, gold: str) -> bool:
         return prediction.lower() == gold.lower()
     return prediction == gold
 
-
-def is_correct(form: str, text: str, answer: str, choices: list[str] | None = None) -> bool:
-    """Does the model's text, read in `form`, state the gold answer?"""
-    gold = normalise(form, answer, choices)
-    return same_answer(extract(form, text, expected=gold, choices=choices), gold)

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..records import SampleResult
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns, Judge
 from .files import read_json_list, require_columns
 from .forms import extract
-from .harness import OFFICIAL, Record, Score, keys, per_group, plain, reply
+from .harness import OFFICIAL, Score, per_group, plain, reply
 from .parquet import images_folder, read_rows, write_image
 from .splits import ALL
 from .vlmeval_match import vlmeval_yes_no
@@ -123,47 +124,47 @@ def detect(path: Path, columns: Columns) -> bool:
 
 
 
-def _hb_join(record: Record, *names: str) -> str:
-    return "_".join(str(keys(record).get(n)) for n in names)
+def _hb_join(record: SampleResult, *names: str) -> str:
+    return "_".join(str(record.keys.get(n)) for n in names)
 
 
-def _no_figure(record: Record) -> bool:
-    return keys(record).get("category") == "VS" and str(keys(record).get("figure_id")) == "0"
+def _no_figure(record: SampleResult) -> bool:
+    return record.keys.get("category") == "VS" and str(record.keys.get("figure_id")) == "0"
 
 
-def _has_figure(record: Record) -> bool:
-    return str(keys(record).get("visual_input", "1")) != "0"
+def _has_figure(record: SampleResult) -> bool:
+    return str(record.keys.get("visual_input", "1")) != "0"
 
 
-def _all_right(records: list[Record], key: Callable[[Record], str], right: dict[str, bool]) -> float:
+def _all_right(records: list[SampleResult], key: Callable[[SampleResult], str], right: dict[str, bool]) -> float:
     groups: dict[str, bool] = {}
     for record in records:
         name = key(record)
-        groups[name] = groups.get(name, True) and right[record["id"]]
+        groups[name] = groups.get(name, True) and right[record.id]
     return sum(groups.values()) / len(groups) if groups else 0.0
 
 
-def _hallusion(records: list[Record], scorer: str, rule: str) -> Score:
+def _hallusion(records: list[SampleResult], scorer: str, rule: str) -> Score:
     """aAcc, qAcc and fAcc with the official groups (utils.py get_eval_all, get_eval_pair_all, get_eval_fig)."""
     right = {}
     for record in records:
         text = reply(record, plain)
         said = extract("yesno", text) if text is not None else None
         # assign_correctness: an unclear answer to a VS question shown no figure counts as right
-        right[record["id"]] = _no_figure(record) if said is None else said == record["label"]
+        right[record.id] = _no_figure(record) if said is None else said == record.label
     by_sub: dict[str, list[bool]] = defaultdict(list)
     for record in records:
-        by_sub[_hb_join(record, "category", "subcategory")].append(right[record["id"]])
+        by_sub[_hb_join(record, "category", "subcategory")].append(right[record.id])
     pair = lambda r: _hb_join(r, "category", "subcategory", "set_id", "question_id")  # noqa: E731
     figure = lambda r: _hb_join(r, "category", "subcategory", "set_id", "figure_id")  # noqa: E731
     return Score(scorer, rule, {
         "aAcc": sum(right.values()) / len(right) if right else 0.0,
         "qAcc": _all_right(records, pair, right),
         "fAcc": _all_right([r for r in records if not _no_figure(r)], figure, right)}, per_group(by_sub),
-        frozenset(str(r["id"]) for r in records))
+        frozenset(r.id for r in records))
 
 
-def official(records: list[Record]) -> Score:
+def official(records: list[SampleResult]) -> Score:
     """HallusionBench's own scoring (tianyi-lab/HallusionBench utils.py, as lmms-eval vendors it in
     lmms_eval/tasks/hallusion_bench/utils.py at 75571cf): a question is right (1), wrong (0) or unclear (2);
     `assign_correctness` counts an unclear VS question without a figure as right; aAcc = right / questions,
@@ -174,7 +175,7 @@ def official(records: list[Record]) -> Score:
     return _hallusion(records, OFFICIAL, "tianyi-lab/HallusionBench utils.py (aAcc, qAcc, fAcc)")
 
 
-def lmms_eval(records: list[Record]) -> Score:
+def lmms_eval(records: list[SampleResult]) -> Score:
     """lmms-eval `hallusion_bench_image` (lmms_eval/tasks/hallusion_bench/hallusion_bench_image.yaml and
     evaluate_hb.py at 75571cf): the official rules (`hb_aggregation_result` -> assign_correctness, get_eval_all,
     get_eval_pair_all, get_eval_fig) on the `image` split only, i.e. the questions shown a figure (the yes-substring
@@ -183,7 +184,7 @@ def lmms_eval(records: list[Record]) -> Score:
                       "lmms-eval hallusion_bench_image: official rules on the image split")
 
 
-def vlmevalkit(records: list[Record]) -> Score:
+def vlmevalkit(records: list[SampleResult]) -> Score:
     """VLMEvalKit HallusionBench (vlmeval/dataset/image_yorn.py `evaluate` and vlmeval/dataset/utils/yorn.py
     `Hallusion_rating` at e8e78f0, exact matching; `--judge-backend` adds its judge for the replies read Unknown,
     judges.py): the reply's Yes/No/Unknown equals the answer;
@@ -196,44 +197,44 @@ def vlmevalkit(records: list[Record]) -> Score:
     for record in records:
         text = reply(record, plain)
         said = vlmeval_yes_no(text) if text is not None else "Unknown"
-        right[record["id"]] = said == str(record["label"]).capitalize()
+        right[record.id] = said == str(record.label).capitalize()
     figure = lambda r: _hb_join(r, "subcategory", "set_id", "figure_id")  # noqa: E731
     question = lambda r: _hb_join(r, "subcategory", "set_id", "question_id")  # noqa: E731
     by_sub: dict[str, list[bool]] = defaultdict(list)
     for record in records:
-        by_sub[str(keys(record).get("subcategory"))].append(right[record["id"]])
+        by_sub[str(record.keys.get("subcategory"))].append(right[record.id])
     return Score("vlmevalkit", "VLMEvalKit Hallusion_rating (exact matching): aAcc, fAcc, qAcc", {
         "aAcc": sum(right.values()) / len(right) if right else 0.0,
         "fAcc": _all_right(records, figure, right), "qAcc": _all_right(records, question, right)},
-        per_group(by_sub), frozenset(str(r["id"]) for r in records))
+        per_group(by_sub), frozenset(r.id for r in records))
 
 
-def vlmeval_yorn_prompt(text: str, record: Record) -> str:
+def vlmeval_yorn_prompt(text: str, record: SampleResult) -> str:
     """VLMEvalKit's `YOrN_match_prompt`: Yes, No or Unknown for an answer to a yes/no question."""
     return ("Match an answer to a yes/no question with Yes or No, whichever it means; output Unknown if it means "
             "neither. Output one word: Yes, No or Unknown.\n\n"
             f"Question: {question(record)}\nAnswer: {text}\nYour output:")
 
 
-def _yorn_unread(text: str, record: Record) -> bool:
+def _yorn_unread(text: str, record: SampleResult) -> bool:
     """A reply VLMEvalKit scores (one shown a figure) that `YOrN_Extraction` reads as Unknown."""
     return _has_figure(record) and vlmeval_yes_no(text) == "Unknown"
 
 
-def hallusion_prompt(text: str, record: Record) -> str:
+def hallusion_prompt(text: str, record: SampleResult) -> str:
     """`evaluate_by_chatgpt`'s request: does the prediction agree with, conflict with, or leave unclear the
     reference answer (the item's `gt_answer_details`, else its yes/no label)?"""
-    reference = keys(record).get("gt_answer_details") or str(record.get("label") or "")
+    reference = record.keys.get("gt_answer_details") or str(record.label or "")
     return ("Read the question, the reference answer and the predicted answer, and judge the prediction. Output "
             "correct if it does not conflict with the reference answer, incorrect if it conflicts with it, and "
             "unclear if the prediction leaves the answer unclear. Output one word.\n\n"
             f"Question: {question(record)}\nReference answer: {reference}\nPredicted answer: {text}\nOutput:")
 
 
-def hallusion_verdict(output: str, record: Record) -> str:
+def hallusion_verdict(output: str, record: SampleResult) -> str:
     """The reply the scorer then reads: "incorrect" anywhere -> the other answer, else "correct" -> the label,
     else none (unclear), tested in that order as `evaluate_by_chatgpt` does."""
-    said, label = output.lower(), str(record.get("label") or "").lower()
+    said, label = output.lower(), str(record.label or "").lower()
     if "incorrect" in said:
         return {"yes": "no", "no": "yes"}.get(label, "")
     return label if "correct" in said else ""

@@ -10,15 +10,14 @@ the file and commit they follow. Headline numbers are fractions (0-1); harnesses
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..records import SampleResult
 
 OFFICIAL = "official"
-Record = dict[str, Any]
 Render = Callable[[str, str], str]  # (answer, answer_type) -> the text the item's prompt asks for
 
 
@@ -38,27 +37,20 @@ def plain(answer: str, kind: str) -> str:
     return answer
 
 
-def keys(record: Record) -> dict[str, Any]:
-    """The sample metadata the record kept for its scorers (metrics.metric_keys)."""
-    return record.get("keys") or {}
-
-
-def render(record: Record, write: Render) -> str | None:
+def render(record: SampleResult, write: Render) -> str | None:
     """The agent's answer written as the item's prompt asks (`write`, the benchmark's), for a harness to read;
     yes/no answers capitalised; None without an answer."""
-    result = SampleResult.from_json(record)
-    if result.failed:  # no model answer (an old run's invented default included): nothing to read
+    if record.failed:  # no model answer (an old run's invented default included): nothing to read
         return None
-    answer, kind = str(result.answer), str(record.get("answer_type") or "")
+    answer, kind = str(record.answer), record.answer_type or ""
     if kind == "yesno" or answer.lower() in ("yes", "no") and not kind:
         return answer.capitalize()
     return write(answer, kind)
 
 
-def reply(record: Record, write: Render) -> str | None:
+def reply(record: SampleResult, write: Render) -> str | None:
     """The text a harness scores: the raw reply when the record holds one, else the rendered answer."""
-    raw = record.get("reply")
-    return raw if isinstance(raw, str) else render(record, write)
+    return record.reply if record.reply is not None else render(record, write)
 
 
 def per_group(rights: dict[str, list[bool]]) -> list[tuple[str, float, int]]:
@@ -74,12 +66,18 @@ def micro(groups: list[tuple[str, float, int]]) -> float:
     return sum(a * k for _, a, k in groups) / total if total else 0.0
 
 
-def subtask(record: Record) -> str:
-    return str(record.get("category") or "-")
+def subtask(record: SampleResult) -> str:
+    return record.category or "-"
 
 
-def choice_score(records: list[Record], write: Render, right: Callable[[str, Record], bool],
-                 group: Callable[[Record], str] = subtask) -> list[tuple[str, float, int]]:
+def category_key(name: str) -> str:
+    """'Relative Depth', 'relative_depth' and 'Relative_Depth' name the same category (a BLINK subtask, a
+    BlindTest task)."""
+    return re.sub(r"[\s_\-]+", "_", name.strip()).lower()
+
+
+def choice_score(records: Iterable[SampleResult], write: Render, right: Callable[[str, SampleResult], bool],
+                 group: Callable[[SampleResult], str] = subtask) -> list[tuple[str, float, int]]:
     """Accuracy per group of a multiple-choice benchmark: `right(reply, record)` over each record's reply."""
     rights: dict[str, list[bool]] = defaultdict(list)
     for record in records:

@@ -13,11 +13,12 @@ import string
 from pathlib import Path
 from typing import Any
 
+from ..records import SampleResult
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns
 from .files import read_json_lines, read_json_list
 from .forms import LETTERS
-from .harness import OFFICIAL, Record, Score, choice_score, macro, micro, plain, subtask
+from .harness import OFFICIAL, Score, choice_score, macro, micro, plain, subtask
 from .parquet import images_folder, read_rows, write_image
 from .splits import check_no_split
 
@@ -108,28 +109,28 @@ def detect(path: Path, columns: Columns) -> bool:
 ILLUSIONVQA_MISC = ("counting", "repeating pattern", "perspective", "occlusion", "angle constancy")
 
 
-def official(records: list[Record]) -> Score:
+def official(records: list[SampleResult]) -> Score:
     """IllusionVQA's own evaluation (csebuetnlp/IllusionVQA evaluation_code/generic_eval.ipynb at 9e1c2b8): the
     reply's first character equals the option letter (case kept); headline the total over all items; the table
     per category with counting, repeating pattern, perspective, occlusion and angle constancy merged as Misc."""
-    def group(record: Record) -> str:
+    def group(record: SampleResult) -> str:
         category = subtask(record)
         return "Misc" if category in ILLUSIONVQA_MISC else category
 
-    groups = choice_score(records, plain, lambda text, r: text[:1] == r["label"], group)
+    groups = choice_score(records, plain, lambda text, r: text[:1] == r.label, group)
     return Score(OFFICIAL, "IllusionVQA generic_eval.ipynb: accuracy over all items", {
         "accuracy": micro(groups), "mean over categories": macro(groups)}, groups)
 
 
-def lmms_eval(records: list[Record]) -> Score:
+def lmms_eval(records: list[SampleResult]) -> Score:
     """lmms-eval `illusionvqa_comprehension` (lmms_eval/tasks/illusionvqa/utils.py `MultiChoiceRegexFilter`,
     illusionvqa.yaml at 75571cf): a reply starting "X." reads as X, any other reply as itself; exact_match with
     ignore_case and ignore_punctuation against the letter (lmms_eval/api/metrics.py `exact_match_hf_evaluate`:
     spaces are kept); the mean over items."""
-    def right(text: str, record: Record) -> bool:
+    def right(text: str, record: SampleResult) -> bool:
         found = re.match(r"^\s*([A-Z])\.", text)
         said = found.group(1) if found else text
-        return _no_punctuation(said).lower() == _no_punctuation(str(record["label"])).lower()  # no strip there
+        return _no_punctuation(said).lower() == _no_punctuation(str(record.label)).lower()  # no strip there
 
     groups = choice_score(records, plain, right)
     return Score("lmms-eval", "lmms-eval illusionvqa: exact_match over items", {"exact_match": micro(groups)},

@@ -24,11 +24,13 @@ unreadable verdict here is no answer (Z / Unknown / unclear).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from ..backends.base import Backend
 from ..messages import Message, TextPart
+from ..records import SampleResult
 from .benchmark import Judge
 from .benchmarks import benchmarks
-from .harness import Record
 
 
 def judge_for(fmt: str | None, scorer: str) -> Judge:
@@ -41,15 +43,16 @@ def judge_for(fmt: str | None, scorer: str) -> Judge:
     return benchmark.judges[scorer]
 
 
-async def judge_unread(backend: Backend, judge: Judge, records: list[Record], reply) -> dict[str, str]:
+async def judge_unread(backend: Backend, judge: Judge, records: Iterable[SampleResult],
+                       reply: Callable[[SampleResult], str | None]) -> dict[str, str]:
     """Per record id, the reply the scorer reads after the judge, for each labelled reply its rules read none
     in (`reply(record)`: the text the scorer reads, scorers.reply)."""
     judged: dict[str, str] = {}
     for record in records:
         text = reply(record)
-        if record.get("label") is None or not text or not judge.unread(text, record):
+        if not record.labelled or not text or not judge.unread(text, record):
             continue
         turn = await backend.complete([Message("user", [TextPart(judge.prompt(text, record))])], [],
                                       max_output_tokens=16)
-        judged[str(record["id"])] = judge.verdict(turn.message.text or "", record)
+        judged[record.id] = judge.verdict(turn.message.text or "", record)
     return judged

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..messages import Usage
 from ..records import SampleResult
 from .benchmarks import benchmarks
 from .scorers import OFFICIAL, check, registered_scorers, score
@@ -50,10 +51,11 @@ def metric_keys(metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: metadata[k] for k in wanted if k in metadata}
 
 
-# what a result record holds that no scorer reads (the agent's reasoning, tool calls, token counts, file paths):
-# left out of the records kept for a harness scorer, so scoring 100k records holds the few fields it needs
-UNSCORED_FIELDS = ("reasons", "tool_calls", "refused_calls", "unknown_calls", "roles", "usage", "stops", "images",
-                   "trace")
+# what a result record holds that no scorer reads (the agent's reasoning, tool calls, token counts, file paths, the
+# line it was read from): emptied in the records kept for a harness scorer, so scoring 100k records holds the few
+# fields it needs
+UNSCORED = {"reasons": "", "tool_calls": [], "refused_calls": [], "unknown_calls": [], "roles": {}, "usage": Usage(),
+            "stops": {}, "images": [], "trace": None}
 
 
 def per_group(groups: dict[str, list[int]], rule: str, mean_name: str) -> Metrics:
@@ -71,11 +73,11 @@ def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: 
     """The named scorer's numbers over the labelled records; unlabelled and failed ones are counted.
 
     The records are read once as they come (a run's summary streams them from results.jsonl): a set without a
-    harness scorer keeps only counts per category, a harness scorer the labelled records less UNSCORED_FIELDS.
+    harness scorer keeps only counts per category, a harness scorer the labelled records less UNSCORED.
     `scored` and `failed` count the records the scorer read (all labelled ones unless its Score names fewer)."""
     check(fmt, scorer)
     harness = fmt in registered_scorers()
-    labelled: list[dict[str, Any]] = []
+    labelled: list[SampleResult] = []
     failures: set[str] = set()
     groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     unscored = 0
@@ -86,7 +88,7 @@ def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: 
         if record.failed:
             failures.add(record.id)
         if harness:
-            labelled.append({k: v for k, v in record.to_json().items() if k not in UNSCORED_FIELDS})
+            labelled.append(replace(record, **UNSCORED, source=None))
         else:
             counts = groups[str(record.category or "-")]
             counts[0] += record.right
@@ -94,7 +96,7 @@ def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: 
     if harness:
         found = score(fmt, labelled, scorer)
         metrics = Metrics(found.rule, found.headline, found.groups, scorer=found.scorer)
-        read = {str(r["id"]) for r in labelled} if found.scored_ids is None else found.scored_ids
+        read = {r.id for r in labelled} if found.scored_ids is None else found.scored_ids
     else:
         benchmark = benchmarks().get(fmt or "")
         rule = benchmark.category_rule if benchmark is not None else "accuracy per category"

@@ -8,14 +8,16 @@ exist where those harnesses score differently; a plugin may add one to a benchma
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Iterable
 
 from trompe_kernel.hookspecs import hookimpl
 from trompe_kernel.manager import default_plugins
 
+from ..records import SampleResult
 from . import harness
+from .benchmark import Scorer
 from .benchmarks import benchmarks
-from .harness import OFFICIAL, Record, Score, plain
+from .harness import OFFICIAL, Score, plain
 
 
 @hookimpl
@@ -26,10 +28,10 @@ def register_scorers(register):
             register((name, scorer), function)
 
 
-def registered_scorers() -> dict[str, dict[str, Callable[[list[Record]], Score]]]:
+def registered_scorers() -> dict[str, dict[str, Scorer]]:
     """format -> scorer name (official first) -> scorer, the benchmarks' and the installed plugins'; a pair two
     plugins register is refused naming both."""
-    by_format: dict[str, dict[str, Callable[[list[Record]], Score]]] = defaultdict(dict)
+    by_format: dict[str, dict[str, Scorer]] = defaultdict(dict)
     found = default_plugins().registry("register_scorers", "scorer")
     for (fmt, name), scorer in sorted(found.items(), key=lambda item: item[0][1] != OFFICIAL):
         by_format[fmt][name] = scorer
@@ -46,17 +48,17 @@ def _render_of(fmt: str | None) -> harness.Render:
     return benchmark.render if benchmark is not None else plain
 
 
-def render(record: Record, fmt: str | None) -> str | None:
+def render(record: SampleResult, fmt: str | None) -> str | None:
     """The agent's answer written as the item's prompt asks, for a harness to read; None without an answer."""
     return harness.render(record, _render_of(fmt))
 
 
-def reply(record: Record, fmt: str | None) -> str | None:
+def reply(record: SampleResult, fmt: str | None) -> str | None:
     """The text a harness scores: the raw reply when the record holds one, else the rendered answer."""
     return harness.reply(record, _render_of(fmt))
 
 
-def decided_by(fmt: str | None, records: list[Record], scorer: str = OFFICIAL) -> dict[str, str]:
+def decided_by(fmt: str | None, records: Iterable[SampleResult], scorer: str = OFFICIAL) -> dict[str, str]:
     """Per record id, the rule that read its reply, where a scorer has several (`Benchmark.decided_by`: BLINK
     official: token, stated answer, named letter, option text, ...; VLMEvalKit's BLINK and V*: option letter,
     option text, ...); empty for the others."""
@@ -64,8 +66,8 @@ def decided_by(fmt: str | None, records: list[Record], scorer: str = OFFICIAL) -
     rule = benchmark.decided_by.get(scorer) if benchmark is not None else None
     if benchmark is None or rule is None:
         return {}
-    return {str(r["id"]): rule(text, r) if (text := harness.reply(r, benchmark.render)) is not None else "no answer"
-            for r in records if r.get("label") is not None}
+    return {r.id: rule(text, r) if (text := harness.reply(r, benchmark.render)) is not None else "no answer"
+            for r in records if r.labelled}
 
 
 def scorers_for(fmt: str | None) -> list[str]:
@@ -79,7 +81,7 @@ def check(fmt: str | None, scorer: str) -> None:
         raise ValueError(f"--scorer: {fmt or 'this dataset'} offers {', '.join(scorers_for(fmt))}; got {scorer!r}")
 
 
-def score(fmt: str, records: list[Record], scorer: str = OFFICIAL) -> Score:
+def score(fmt: str, records: list[SampleResult], scorer: str = OFFICIAL) -> Score:
     """The named harness's numbers over labelled records of a benchmark a scorer is registered for."""
     check(fmt, scorer)
     found = registered_scorers().get(fmt)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..records import SampleResult
 from . import vlmeval_mcq
 from .base import DatasetError, ListDataset, Sample
 from .benchmark import Benchmark, Columns
 from .files import read_json_lines, require_columns
 from .forms import extract
-from .harness import OFFICIAL, Record, Score, choice_score, macro, micro, plain
+from .harness import OFFICIAL, Score, choice_score, macro, micro, plain
 from .options import inline_options
 from .splits import check_no_split
 
@@ -51,12 +52,12 @@ def detect(path: Path, columns: Columns) -> bool:
     return path.suffix == ".jsonl" and {"image", "text", "label", "question_id"} <= columns.names
 
 
-def official(records: list[Record]) -> Score:
+def official(records: list[SampleResult]) -> Score:
     """V* bench (penghao-wu/vstar vstar_bench_eval.py at 4ede664): accuracy per question type and `np.mean` over
     all items as the headline. The official script ranks options by likelihood; a text reply is read by
     trompe's option extractor (forms.py `choice`)."""
     groups = choice_score(records, plain,
-                           lambda text, r: extract("choice", text, choices=r.get("choices")) == r["label"])
+                           lambda text, r: extract("choice", text, choices=r.choices) == r.label)
     return Score(OFFICIAL, "V* vstar_bench_eval.py: accuracy over all items", {
         "accuracy": micro(groups), "mean over categories": macro(groups)}, groups)
 
@@ -77,15 +78,15 @@ def lmms_vstar_letter(text: str) -> str | None:
     return text[0] if text and text[0] in "ABCD" else None
 
 
-def lmms_eval(records: list[Record]) -> Score:
+def lmms_eval(records: list[SampleResult]) -> Score:
     """lmms-eval `vstar_bench` (lmms_eval/tasks/vstar_bench/utils.py at 75571cf): `extract_answer_letter` equals
     the label; `vstar_overall_acc` over all items, `vstar_<category>_acc` per category."""
-    groups = choice_score(records, plain, lambda text, r: lmms_vstar_letter(text) == r["label"])
+    groups = choice_score(records, plain, lambda text, r: lmms_vstar_letter(text) == r.label)
     return Score("lmms-eval", "lmms-eval vstar_bench: overall accuracy", {"vstar_overall_acc": micro(groups)},
                  groups)
 
 
-def vlmevalkit(records: list[Record]) -> Score:
+def vlmevalkit(records: list[SampleResult]) -> Score:
     """VLMEvalKit `VStarBench` (vlmeval/dataset/image_mcq.py at e8e78f0, the same ImageMCQDataset path as BLINK
     with the generic `build_prompt` judge request): `can_infer`, else Z; Overall over items, per category."""
     return vlmeval_mcq.score(records, plain, "VStarBench")

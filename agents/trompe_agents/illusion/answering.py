@@ -13,7 +13,7 @@ from ..failures import ErrorKind, failure_kind
 from ..records import SampleResult
 from ..runfolder import LinkRefused, RunFolder
 from .agent import IllusionAgent
-from .correctness import is_correct
+from .correctness import matches_label
 from .pricing import Price, cost, role_costs
 from .results import trace_name
 from .runmeta import now
@@ -54,5 +54,5 @@ async def answer_one(agent: IllusionAgent, sample: Sample, position: int, out: P
     errors = "; ".join(outcome.errors) or None
     if outcome.answer is None:
         return facts.with_failure(outcome.error_kind or ErrorKind.NO_ANSWER, errors, reply=outcome.reply, **work)
-    return facts.with_answer(outcome.answer, outcome.agent, is_correct(outcome.answer, sample.answer, task, kind),
+    return facts.with_answer(outcome.answer, outcome.agent, matches_label(outcome.answer, sample.answer, task, kind),
                              error=errors, **work)

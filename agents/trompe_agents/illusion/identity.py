@@ -25,7 +25,7 @@ from ..messages import ToolSchema
 from ..plugins import backend_settings
 from ..records import SampleResult
 
-# how `correctness.is_correct` marks each record's `correct` against the label, whatever the item's answer type; bump
+# how `correctness.matches_label` marks each record's `correct` against the label, whatever the item's answer type; bump
 # the version when that rule changes (a report's --scorer re-scores from the records and is named in its summary)
 SCORERS = {1: "case-insensitive exact match; labels 1/0 and true/false read as yes/no for yes/no items v2",
            2: "case-insensitive exact match; parentheses around the label dropped; 1/0 as yes/no for yes/no items v2"}

@@ -53,8 +53,7 @@ def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = Non
     check(fmt, scorer)
     judged: dict[str, str] = {}
     if judge is not None:
-        lines = [r.to_json() for r in records]
-        judged = asyncio.run(judge_unread(judge, judge_for(fmt, scorer), lines, lambda r: reply(r, fmt)))
+        judged = asyncio.run(judge_unread(judge, judge_for(fmt, scorer), records, lambda r: reply(r, fmt)))
         records = [replace(r, reply=judged[r.id]) if r.id in judged else r for r in records]
     metrics = benchmark_metrics(fmt, records, scorer)
     groups = []
@@ -62,7 +61,7 @@ def score_run(run_dir: Path, scorer: str = OFFICIAL, judge: Backend | None = Non
         right = round(accuracy * samples)
         groups.append({"name": name, "accuracy": accuracy, "samples": samples, "right": right,
                        "ci95": list(wilson(right, samples))})
-    decided = {**decided_by(fmt, [r.to_json() for r in records], scorer),
+    decided = {**decided_by(fmt, records, scorer),
                **{i: f"judge {judge.model}" for i in judged}}
     return {"run": str(run_dir), "format": fmt, "scorer": metrics.scorer, "rule": metrics.rule,
             "metric": metrics.headline, "groups": groups,

@@ -40,7 +40,8 @@ from ..runfolder import RunFolder
 from ..statefiles import read_json, write_atomic, write_json_atomic
 from ..datasets.cliargs import add_dataset_args, describe_counts
 from ..datasets.content import sample_digests
-from .evaluate import Runner, accuracy, write_results
+from .evaluate import Runner, write_results
+from .outcome import dev_accuracy
 from .explore import ExploreConfig, Explorer, RunExists, choose_dev
 from .nuct import PAPER_GAIN_SCALE, NUCTParams
 from .prompt_dir import resolve
@@ -338,21 +339,22 @@ async def _apply(args: argparse.Namespace) -> int:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, task.name, prompt.meta.get("task_description")))
         try:
-            outcomes = (await runner.evaluate(prompt.implementation, samples) if prompt.implementation
-                        else await runner.evaluate_agentic(samples))
+            evaluated = (await runner.evaluate(prompt.implementation, samples) if prompt.implementation
+                         else await runner.evaluate_agentic(samples))
         finally:
             await sandbox.close()
             await _close(target)
     out = args.out or args.source / apply_name(args.dataset, args.split, args.node)
-    write_results(RunFolder(out.parent), out.name, outcomes)
+    results = [e.result for e in evaluated]
+    write_results(RunFolder(out.parent), out.name, results)
     if args.chosen:  # the preset and every difference said, beside the results they qualify
         write_json_atomic(preset_file(out), args.chosen.record())
     else:  # an earlier --preset apply's record would describe these results wrongly
         preset_file(out).unlink(missing_ok=True)
-    usage = sum((o.usage for o in outcomes), Usage())
-    tokens = usage.total / max(len(outcomes), 1)
+    usage = sum((r.usage for r in results), Usage())
+    tokens = usage.total / max(len(results), 1)
     dollars = cost(usage, target.model, parse_prices(None, getattr(args, "target_service_tier", None)))
-    print(f"accuracy {accuracy(outcomes):.3f} on {len(outcomes)} samples; {tokens:,.0f} tokens per sample; "
+    print(f"accuracy {dev_accuracy(results):.3f} on {len(results)} samples; {tokens:,.0f} tokens per sample; "
           f"{'cost unknown' if dollars is None else f'${dollars:.4f} in all'}; results in {out}"
           + (f" (preset: {preset_file(out)})" if args.chosen else ""))
     return OK
@@ -394,7 +396,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def preset_file(results: Path) -> Path:
-    """'apply-probes-1a2b3c4d.preset.json' beside 'apply-probes-1a2b3c4d.jsonl': results.jsonl lines stay outcomes."""
+    """'apply-probes-1a2b3c4d.preset.json' beside 'apply-probes-1a2b3c4d.jsonl': results lines stay one per sample."""
     return results.with_suffix(".preset.json")
 
 

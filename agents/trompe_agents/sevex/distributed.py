@@ -16,7 +16,7 @@ from ..executors import Executor, create_executor
 from ..executors.base import Item
 from ..toolserver import ServerChoice
 from .evaluate import Runner
-from .outcome import Outcome
+from .outcome import Evaluated
 from .sandbox import SandboxLimits
 from .tree import Implementation
 
@@ -63,7 +63,7 @@ class EvalWorker:
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
 
-    async def answer(self, item: Item) -> tuple[int, Outcome]:
+    async def answer(self, item: Item) -> tuple[int, Evaluated]:
         position, sample = item
         outcomes = await self.runner.evaluate(self.job.implementation, [sample])
         return position, outcomes[0]
@@ -89,14 +89,14 @@ class Distributed:
             executor = ProcessExecutor(job, workers=1, concurrency=self.concurrency)
         return executor
 
-    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Evaluated]:
         return await evaluate_on(self.executor_for(impl), samples)
 
 
-async def evaluate_on(executor: Executor, samples: list[Sample]) -> list[Outcome]:
+async def evaluate_on(executor: Executor, samples: list[Sample]) -> list[Evaluated]:
     """Every sample's outcome, in the samples' order."""
-    outcomes: dict[int, Outcome] = {}
-    deliver: Callable[[tuple[int, Outcome]], None] = lambda pair: outcomes.__setitem__(*pair)  # noqa: E731
+    outcomes: dict[int, Evaluated] = {}
+    deliver: Callable[[tuple[int, Evaluated]], None] = lambda pair: outcomes.__setitem__(*pair)  # noqa: E731
     try:
         await executor.run(list(enumerate(samples)), deliver)
     finally:

@@ -16,9 +16,11 @@ from ..backends.base import Backend
 from ..datasets.base import Sample
 from ..failures import ErrorKind
 from ..loop import run_agent
+from ..messages import Usage
+from ..records import SampleResult
 from ..runfolder import RunFolder
 from ..toolclient import ToolClient
-from .outcome import Outcome
+from .outcome import Evaluated, line, sample_result
 from .sandbox import Sandbox
 from .scoring import Scored
 from .tasks import Task, question_text
@@ -32,8 +34,8 @@ ANSWER_SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answe
 class Evaluator(Protocol):
     """Where a candidate is run on samples: a Runner in this process, or an executor's workers (distributed.py)."""
 
-    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
-        """Every sample's outcome, in the samples' order."""
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Evaluated]:
+        """Every sample's result, in the samples' order."""
         ...
 
 
@@ -59,8 +61,8 @@ class Runner:
         return cls(tools, target, task, sandbox, [t.name for t in schemas], api_signatures(schemas), concurrency,
                    api_reference(schemas), evaluator)
 
-    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Outcome]:
-        """Every sample in order; a sample's failure is its outcome. A prompt without code is an agent-loop
+    async def evaluate(self, impl: Implementation, samples: list[Sample]) -> list[Evaluated]:
+        """Every sample in order; a sample's failure is its result. A prompt without code is an agent-loop
         system prompt (SketchPad and its APE rewrites)."""
         if self.evaluator is not None:
             return await self.evaluator.evaluate(impl, samples)
@@ -68,12 +70,12 @@ class Runner:
             return await self.evaluate_agentic(samples, system=impl.prompt)
         return await self._each(samples, lambda sample: self.run_sample(impl, sample))
 
-    async def _each(self, samples: list[Sample], run: Callable[[Sample], Awaitable[Outcome]]) -> list[Outcome]:
+    async def _each(self, samples: list[Sample], run: Callable[[Sample], Awaitable[Evaluated]]) -> list[Evaluated]:
         """`run` on every sample, `concurrency` at a time. Only a target that can answer no one (quota, key)
         raises, after every sample has stopped, so the node is not scored on a broken model."""
         limit = asyncio.Semaphore(self.concurrency)
 
-        async def one(sample: Sample) -> Outcome:
+        async def one(sample: Sample) -> Evaluated:
             async with limit:
                 return await run(sample)
 
@@ -83,13 +85,13 @@ class Runner:
                 raise result
         return results
 
-    async def run_sample(self, impl: Implementation, sample: Sample) -> Outcome:
+    async def run_sample(self, impl: Implementation, sample: Sample) -> Evaluated:
         images = dict(zip(INPUT_NAMES, sample.images))
         try:
             info = await self.tools.open_session(images)
         except Exception as exc:  # noqa: BLE001 -- an image the server refuses fails this sample, not the run
-            return Outcome(sample.id, None, sample.answer, False, error=f"{type(exc).__name__}: {exc}",
-                           error_kind=ErrorKind.INPUT)
+            return Evaluated(sample_result(sample, None, False, None, f"{type(exc).__name__}: {exc}",
+                                           ErrorKind.INPUT, Usage()))
         bridge = SampleBridge(self.tools, info.id, self.target)
         try:
             result = await self.sandbox.run(impl.code, impl.prompt, list(images), question_text(sample), self.api,
@@ -101,8 +103,8 @@ class Runner:
         if bridge.fatal:
             raise bridge.fatal
         scored = await self._score(result.answer, sample)
-        return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, result.answer,
-                       scored.error or result.error, scored.kind or result.kind, bridge.usage, shown)
+        return Evaluated(sample_result(sample, scored.prediction, scored.correct, result.answer,
+                                       scored.error or result.error, scored.kind or result.kind, bridge.usage), shown)
 
     async def _score(self, raw: str | None, sample: Sample) -> Scored:
         """The extracted answer and whether it matches the sample's (Task.score_bounded: an answer too long, or
@@ -116,44 +118,40 @@ class Runner:
         return Template(read_prompt("sevex", "sketchpad.md")).safe_substitute(answer_format=self.task.answer_format)
 
     async def evaluate_agentic(self, samples: list[Sample], max_rounds: int = 10,
-                               system: str | None = None) -> list[Outcome]:
+                               system: str | None = None) -> list[Evaluated]:
         """The SketchPad baseline (or an APE rewrite of its prompt): tool use through the agent loop."""
         system = system or self.sketchpad_system()
         return await self._each(samples, lambda sample: self.run_agentic(sample, system, max_rounds))
 
-    async def run_agentic(self, sample: Sample, system: str, max_rounds: int) -> Outcome:
+    async def run_agentic(self, sample: Sample, system: str, max_rounds: int) -> Evaluated:
         result = await run_agent(self.target, self.tools, system=system, question=question_text(sample),
                                  images=dict(zip(INPUT_NAMES, sample.images)), final_schema=ANSWER_SCHEMA,
                                  max_rounds=max_rounds, allow=self.tool_names)
         raw = (result.answer or {}).get("answer")
         scored = await self._score(raw, sample)
         # the agent loop's own kind (a request's timeout, max_rounds, empty_reply, ...), as the illusion agent's
-        return Outcome(sample.id, scored.prediction, sample.answer, scored.correct, raw, scored.error or result.error,
-                       scored.kind or result.error_kind, result.usage)
+        return Evaluated(sample_result(sample, scored.prediction, scored.correct, raw, scored.error or result.error,
+                                       scored.kind or result.error_kind, result.usage))
 
 
-def write_results(folder: RunFolder, name: str, outcomes: list[Outcome]) -> None:
-    """One JSON line per outcome (`Outcome.to_json`), replaced whole: a kill leaves the old file or the new."""
-    folder.write_atomic(name, "".join(json.dumps(o.to_json()) + "\n" for o in outcomes))
+def write_results(folder: RunFolder, name: str, results: list[SampleResult]) -> None:
+    """One JSON line per sample (`outcome.line`), replaced whole: a kill leaves the old file or the new."""
+    folder.write_atomic(name, "".join(json.dumps(line(r)) + "\n" for r in results))
 
 
-def accuracy(outcomes: list[Outcome]) -> float:
-    return sum(o.correct for o in outcomes) / len(outcomes) if outcomes else 0.0
-
-
-def representatives(runs: list[list[Outcome]], folder: RunFolder, per_kind: int = 2) -> list[str]:
+def representatives(runs: list[list[Evaluated]], folder: RunFolder, per_kind: int = 2) -> list[str]:
     """Save a few successes' and failures' LVLM inputs (every image the program sent), taken in turn from each
     run of the node (--repeats), so the analyst sees all runs, not only the first; not all images."""
     chosen = []
-    for correct in (True, False):
-        pools = [[(r, o) for o in run if o.correct == correct and o.images] for r, run in enumerate(runs)]
+    for right in (True, False):
+        pools = [[(r, e) for e in run if e.result.right == right and e.shown] for r, run in enumerate(runs)]
         turns = [pair for group in zip_longest(*pools) for pair in group if pair]
         chosen += turns[:per_kind]
     paths = []
-    for r, o in chosen:
+    for r, e in chosen:
         run = f"_run{r + 1}" if len(runs) > 1 else ""
-        for k, image in enumerate(o.images[:len(INPUT_NAMES)]):
-            name = f"{'ok' if o.correct else 'fail'}{run}_{_safe(o.id)}{f'_{k + 1}' if k else ''}.png"
+        for k, image in enumerate(e.shown[:len(INPUT_NAMES)]):
+            name = f"{'ok' if e.result.right else 'fail'}{run}_{_safe(e.result.id)}{f'_{k + 1}' if k else ''}.png"
             folder.write_bytes(name, image)
             paths.append(str(folder.path / name))
     return paths

@@ -14,8 +14,8 @@ from ..datasets.base import Sample
 from ..messages import ImagePart, Usage
 from ..runfolder import RunFolder
 from ..statefiles import read_json
-from .evaluate import INPUT_NAMES, Runner, accuracy, representatives, write_results
-from .outcome import Outcome
+from .evaluate import INPUT_NAMES, Runner, representatives, write_results
+from .outcome import Evaluated, dev_accuracy, summary
 from .roles import Costs, RoleError, Roles
 from .strategies import NAIVE, choose_strategy
 from .strategy import ExploreConfig, Strategy
@@ -124,7 +124,7 @@ class Explorer:
             self.stopped = (f"{streak} iterations in a row produced nothing usable (--max-unusable "
                             f"{self.config.max_unusable}); last: {self.history[-1]['unusable']}")
 
-    async def measure(self, impl: Implementation) -> list[list[Outcome]]:
+    async def measure(self, impl: Implementation) -> list[list[Evaluated]]:
         """`repeats` runs of a visual prompt on the dev set."""
         return [await self.runner.evaluate(impl, self.dev) for _ in range(self.config.repeats)]
 
@@ -141,18 +141,19 @@ class Explorer:
                                           tools=self.runner.tool_doc, image_names=names,
                                           answer_format=task.answer_format)
 
-    def record(self, node: Node, runs: list[list[Outcome]]) -> None:
+    def record(self, node: Node, runs: list[list[Evaluated]]) -> None:
         """The node's reward is the mean accuracy of its runs; results.jsonl (results_run2.jsonl, ...) per run."""
         folder = RunFolder(self.out) / "nodes" / str(node.id)  # opened without following links (runfolder.py)
-        accuracies = [accuracy(run) for run in runs]
-        results = [o.summary() | ({"run": r + 1} if len(runs) > 1 else {}) for r, run in enumerate(runs)
-                   for o in run]
+        accuracies = [dev_accuracy(e.result for e in run) for run in runs]
+        results = [summary(e.result) | ({"run": r + 1} if len(runs) > 1 else {}) for r, run in enumerate(runs)
+                   for e in run]
         node.experiment = Experiment(sum(accuracies) / len(accuracies), results, representatives(runs, folder),
                                      runs=accuracies)
         node.iteration = self.iteration
         for r, run in enumerate(runs):
-            write_results(folder, "results.jsonl" if r == 0 else f"results_run{r + 1}.jsonl", run)
-        usage = sum((o.usage for run in runs for o in run), Usage())
+            write_results(folder, "results.jsonl" if r == 0 else f"results_run{r + 1}.jsonl",
+                          [e.result for e in run])
+        usage = sum((e.result.usage for run in runs for e in run), Usage())
         self.roles.costs.add("target", "execution", self.iteration, usage)
 
     async def analyse(self, node: Node) -> None:

@@ -11,6 +11,7 @@ from trompe_prompts import read_prompt
 from ..final_answer import AnswerError, parse_answer
 from ..backends.base import Backend
 from ..messages import ImagePart, Message, TextPart, Usage
+from .outcome import from_line
 from .tree import Implementation, SelfEval
 
 IDEAS_SCHEMA = {"type": "object", "required": ["ideas"], "properties": {"ideas": {"type": "array", "items": {
@@ -113,9 +114,10 @@ class Roles:
 
     async def analyse(self, *, task: str, idea: str, impl: Implementation, accuracy: float,
                       results: list[dict[str, Any]], images: list[ImagePart]) -> tuple[str, list[str]]:
-        lines = [f"- {r['id']}{_run_label(r)}: predicted {r['prediction']!r}, truth {r['answer']!r}, "
-                 f"{'correct' if r['correct'] else 'WRONG'}" + (f" ({r['error']})" if r.get("error") else "")
-                 for r in results]
+        read = [(from_line(r, program=bool(impl.code)), r) for r in results]  # tree.json's summaries
+        lines = [f"- {r.id}{_run_label(line)}: predicted {r.answer!r}, truth {r.label!r}, "
+                 f"{'correct' if r.right else 'WRONG'}" + (f" ({r.error})" if r.error else "")
+                 for r, line in read]
         text = _fill("analyst.md", target=self.target_name, task=task, idea=idea, code=impl.code,
                      prompt=impl.prompt, accuracy=f"{accuracy:.3f}", results="\n".join(lines))
         reply = await self._ask("analyst", "backpropagation", text, ANALYSIS_SCHEMA, images)

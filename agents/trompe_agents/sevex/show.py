@@ -11,6 +11,7 @@ from pathlib import Path
 from ..backends.catalogue import DEFAULTS
 from ..costs import Price, cost, parse_prices
 from ..messages import Usage
+from .outcome import broke
 from .roles import Costs
 from .tree import Node, Tree
 
@@ -158,7 +159,7 @@ def _cost_table(table: dict[str, dict], label: str, run: dict | None = None) -> 
 def _failed_samples(node: Node) -> str:
     """How many of a node's dev samples failed, by kind ('' when none did): why a node scored low."""
     results = node.outcomes()
-    kinds = Counter(str(o.failure) for o in results if o.failed)
+    kinds = Counter(str(r.failure) for r in results if broke(r))
     if not kinds:
         return ""
     counts = ", ".join(f"{html.escape(kind)} {n}" for kind, n in sorted(kinds.items()))

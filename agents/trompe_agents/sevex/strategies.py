@@ -13,6 +13,7 @@ from trompe_kernel.manager import default_plugins
 
 from .evaluate import Runner
 from .nuct import select_recorded
+from .outcome import broke
 from .roles import RoleError
 from .strategy import ExploreConfig, Search, Strategy
 from .tree import Experiment, Implementation, Node, SelfEval
@@ -60,8 +61,8 @@ class APE(SketchPad):
         tree = search.tree
         best = tree.best()
         questions = {s.id: s.question for s in search.dev}
-        wrong = {o.id: o for o in best.outcomes() if not o.correct}  # once per sample, not per run
-        failures = [f"{questions.get(i, i)!r}: answered {o.prediction!r}, correct {o.answer!r}"
+        wrong = {o.id: o for o in best.outcomes() if not o.right}  # once per sample, not per run
+        failures = [f"{questions.get(i, i)!r}: answered {o.answer!r}, correct {o.label!r}"
                     for i, o in wrong.items()][:10]
         tried = [f"{' '.join(n.implementation.prompt.split())[:200]!r}... (accuracy {n.reward:.2f})"
                  for n in tree.executed() if n.implementation]
@@ -117,8 +118,8 @@ class SEVEX(Naive):
             return node
         runs = await search.measure(node.implementation)
         search.record(node, runs)
-        if all(o.failed for run in runs for o in run):
-            kinds = sorted({str(o.failure) for run in runs for o in run})
+        if all(broke(e.result) for run in runs for e in run):
+            kinds = sorted({str(e.result.failure) for run in runs for e in run})
             search.problems.append(f"engineer: the program failed on every dev sample ({', '.join(kinds)})")
         await search.analyse(node)
         await search.replace(node)

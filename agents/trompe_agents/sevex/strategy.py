@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..datasets.base import Sample
 from .evaluate import Runner
 from .nuct import NUCTParams
-from .outcome import Outcome
+from .outcome import Evaluated
 from .roles import Roles
 from .tree import Implementation, Node, Tree
 
@@ -53,11 +53,11 @@ class Search(Protocol):
     problems: list[str]  # what a role failed to deliver in this iteration (one warning line)
     selections: list[dict[str, Any]]  # every recorded selection: each level's candidates and terms
 
-    async def measure(self, impl: Implementation) -> list[list[Outcome]]:
+    async def measure(self, impl: Implementation) -> list[list[Evaluated]]:
         """`repeats` runs of a visual prompt on the dev set."""
         ...
 
-    def record(self, node: Node, runs: list[list[Outcome]]) -> None:
+    def record(self, node: Node, runs: list[list[Evaluated]]) -> None:
         """Score the node by its runs and write their results."""
         ...
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..datasets.answer_types import of_sample
 from ..datasets.base import Sample
 from ..datasets.benchmarks import benchmarks, find
-from ..datasets.blink import subtask_key
+from ..datasets.harness import category_key
 from .scoring import Scored, score_bounded, score_text
 
 
@@ -30,8 +30,8 @@ class Task:
         samples = [s for s in samples if s.answer is not None and not s.error]  # never scored: dropped
         if self.categories is None:
             return samples
-        names = {subtask_key(n) for n in self.categories}
-        mine = [s for s in samples if s.category and subtask_key(s.category) in names]
+        names = {category_key(n) for n in self.categories}
+        mine = [s for s in samples if s.category and category_key(s.category) in names]
         found = sorted({s.category for s in samples if s.category})
         if not mine and found:
             raise ValueError(f"--dev: no {self.name} samples in this dataset; its tasks are: {', '.join(found)}")

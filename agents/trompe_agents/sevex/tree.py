@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..statefiles import write_json_atomic  # noqa: F401 -- checkpoints are written through the shared helper
-from .outcome import Outcome
+from ..records import SampleResult
+from .outcome import from_line
 
 
 @dataclass
@@ -60,10 +61,10 @@ class Node:
     def reward(self) -> float:
         return self.experiment.reward if self.experiment else 0.0
 
-    def outcomes(self) -> list[Outcome]:
+    def outcomes(self) -> list[SampleResult]:
         """Its experiment's per-sample results, read as a program's (code ran) or as the agent loop's lines."""
         program = bool(self.implementation and self.implementation.code)
-        return [Outcome.from_json(r, program=program) for r in self.experiment.results] if self.experiment else []
+        return [from_line(r, program=program) for r in self.experiment.results] if self.experiment else []
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Any
 
 from PIL import Image
 
-from ....datasets.answers import is_correct
+from ....datasets.answers import states_answer
 from ....datasets.options import dot_options
 
 TASK1_ROOT, TASK2_ROOT = "TROMPE_DATACV_TASK1", "TROMPE_DATACV_TASK2"
@@ -93,10 +93,10 @@ def task2_target(doc: dict[str, Any]) -> str:
 def task1_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Right when the reply's answer (1/0, or yes/no) is the label; an empty reply is wrong."""
     reply = results[0]
-    return {"accuracy": float(bool(reply.strip()) and is_correct("datacv1", reply, task1_target(doc)))}
+    return {"accuracy": float(bool(reply.strip()) and states_answer("datacv1", reply, task1_target(doc)))}
 
 
 def task2_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Right when the reply's option letter is the label; an empty reply is wrong."""
     reply, choices = results[0], dot_options(doc["option"], f"DataCV Task II {doc['image_name']}")
-    return {"accuracy": float(bool(reply.strip()) and is_correct("datacv2", reply, task2_target(doc), choices))}
+    return {"accuracy": float(bool(reply.strip()) and states_answer("datacv2", reply, task2_target(doc), choices))}

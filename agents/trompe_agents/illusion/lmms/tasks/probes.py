@@ -16,7 +16,7 @@ from typing import Any
 
 from PIL import Image
 
-from ....datasets.answers import is_correct
+from ....datasets.answers import states_answer
 from ....final_answer import LETTERS
 
 SAMPLE = Path(__file__).parent / "sample"
@@ -49,7 +49,7 @@ def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] |
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     """Right when trompe's extractor reads the gold answer in the reply (an empty reply is wrong)."""
-    right = bool(results[0].strip()) and is_correct("probes", results[0], str(doc["answer"]), doc.get("choices"))
+    right = bool(results[0].strip()) and states_answer("probes", results[0], str(doc["answer"]), doc.get("choices"))
     by_category = {"category": doc.get("category") or "-", "is_correct": right}
     return {"accuracy": float(right), "accuracy_by_category": by_category}
 
