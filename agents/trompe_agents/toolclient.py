@@ -420,13 +420,17 @@ class ToolClient:
         image the server itself made is the server's loss, which the model must never be shown as its own."""
         structured = result.structured_content or {}
         if result.is_error:
-            listing = await self._call_tool("list_images", {"session": session})
-            if not listing.is_error:
-                self._check_listed(session, name, listing.structured_content or {})
+            await self._check_still_kept(session, name)
         elif name == "list_images":
             self._check_listed(session, name, structured)
         elif structured.get("created") and isinstance(image := structured.get("image"), str):
             self._keep_issued(session, name, image)
+
+    async def _check_still_kept(self, session: str, name: str) -> None:
+        """After an error about this session: raise if a listing shows the server lost images it handed out."""
+        listing = await self._call_tool("list_images", {"session": session})
+        if not listing.is_error:
+            self._check_listed(session, name, listing.structured_content or {})
 
     def _check_listed(self, session: str, name: str, listing: dict[str, Any]) -> None:
         listed = {i.get("id") for i in listing.get("images") or [] if isinstance(i, Mapping)}
@@ -446,9 +450,16 @@ class ToolClient:
             "with older state (Redis restarted from an older snapshot, or a failover to a lagging replica)", "lost")
 
     async def image_png(self, session: str, image_id: str) -> bytes:
-        """Full-size PNG of an image, read through the image:// resource."""
+        """Full-size PNG of an image, read through the image:// resource; a read refused because the server lost
+        an image it handed out is a ToolInfrastructureError, as a tool call's error is (_check_kept)."""
+        from mcp.shared.exceptions import MCPError
+
         uri = f"image://{session}/{image_id}"
-        return await self._request(f"read {uri}", lambda link: link.read_png(uri))
+        try:
+            return await self._request(f"read {uri}", lambda link: link.read_png(uri))
+        except MCPError:
+            await self._check_still_kept(session, f"read {uri}")
+            raise
 
     async def close_session(self, session: str) -> None:
         """Free the session; if the server cannot be reached it expires there by itself (--idle-timeout)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from signalkit import STARTS
+from signalkit import IGNORED, STARTS
 from runlines import written
 
 HERE = Path(__file__).parent
@@ -78,11 +78,28 @@ def test_a_signal_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp
 def test_sigterm_to_a_scripted_run_with_workers_stops_them_all_and_the_resume_completes_it(probe_dir, tmp_path):
     """`kill PID` of a driver started from a script: the workers go with it (their calls in flight cancelled),
     nothing is left running, and the same command then answers the rest."""
+    stop_then_resume(probe_dir, tmp_path, "script", [signal.SIGTERM], "--workers", "2")
+
+
+def test_a_nohup_run_keeps_sighup_ignored_and_stops_on_sigterm(probe_dir, tmp_path):
+    """`nohup illusion-agent run ... &` asked to outlive its terminal: the SIGHUP of the terminal closing leaves the
+    run going (it stays ignored, as nohup set it), the SIGTERM of a service stop still ends it and the resume
+    completes it."""
+    stop_then_resume(probe_dir, tmp_path, "nohup", [signal.SIGHUP, signal.SIGTERM])
+
+
+def stop_then_resume(probe_dir: Path, tmp_path: Path, started: str, signals: list[signal.Signals],
+                     *extra: str) -> None:
+    """Send `signals` in turn to a run hung at its fourth sample: it exits 143 with nothing of it left running, and
+    the same command then answers the rest, keeping what the interrupted run had finished."""
     out, env = tmp_path / "run", run_env(tmp_path)
-    proc = start_run(probe_dir, out, env, "script", "--workers", "2")
+    proc = start_run(probe_dir, out, env, started, *extra)
     try:
         wait_until(lambda: len(written(out)) >= 3, proc)
-        proc.send_signal(signal.SIGTERM)
+        for signum in signals:
+            if signum in IGNORED[started]:  # the kernel drops an ignored signal when it is sent
+                assert signum in ignored_by(proc.pid), f"{signum.name} is no longer ignored"
+            proc.send_signal(signum)
         _, err = proc.communicate(timeout=BOUND)
         assert proc.returncode == 143, err
         assert err.strip().splitlines()[-1] == "illusion-agent: interrupted; rerun the same command to resume"
@@ -96,12 +113,19 @@ def test_sigterm_to_a_scripted_run_with_workers_stops_them_all_and_the_resume_co
             proc.communicate()
     kept = written(out)
     (tmp_path / "gate").touch()
-    again = subprocess.run(command(probe_dir, out, "--workers", "2"), env=env, capture_output=True, text=True,
-                           timeout=BOUND * 2, **STARTS["script"])
+    again = subprocess.run(command(probe_dir, out, *extra), env=env, capture_output=True, text=True,
+                           timeout=BOUND * 2, **STARTS[started])
     assert again.returncode == 0, again.stderr[-3000:]
     records = written(out)
     assert len(records) == 8 and all(r["answer"] == "yes" for r in records.values())
     assert {i: records[i] for i in kept} == kept  # what the interrupted run finished was kept, not redone
+
+
+def ignored_by(pid: int) -> set[signal.Signals]:
+    """The signals a running process ignores, from the SigIgn mask in /proc/PID/status (proc(5))."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+    return {s for s in signal.Signals if s < signal.NSIG and mask >> (s - 1) & 1}
 
 
 def group_alive(pgid: int) -> list[str]:
