@@ -11,11 +11,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from diskkit import failing_disk, tiny_disk
+from diskkit import failing_disk, quota_disk, tiny_disk
 from trompe_agents.backends.base import BackendError
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
@@ -150,32 +151,47 @@ async def test_a_run_folder_on_a_disk_turned_read_only_stops_the_run_naming_out_
 
 def test_a_disk_failing_with_eio_stops_the_run_with_one_line_and_a_rerun_after_repair_matches_a_clean_run(
         probe_dir, tmp_path):
-    """A real I/O error: ext4 on a loop device whose image can no longer grow (diskkit.FailingDisk), failing once
-    three samples are recorded (the model waits at the fourth until the gate opens, however slow the machine)."""
+    """A real I/O error: ext4 on a loop device whose image can no longer grow (diskkit.FailingDisk)."""
+    with failing_disk(tmp_path / "disk", tmp_path / "backing") as disk:
+        fault_mid_run(probe_dir, tmp_path, disk.where / "run", disk.fail, "Input/output error", disk.repair)
+
+
+def test_a_run_folder_over_its_quota_stops_the_run_with_one_line_and_a_rerun_after_matches_a_clean_run(
+        probe_dir, tmp_path):
+    """A real EDQUOT: the run folder in a btrfs subvolume whose quota is cut below what it holds
+    (diskkit.QuotaDisk), then lifted."""
+    with quota_disk(tmp_path / "disk", tmp_path / "backing") as disk:
+        fault_mid_run(probe_dir, tmp_path, disk.where / "run", lambda: disk.limit("4k"), "Disk quota exceeded",
+                      lambda: disk.limit("none"))
+
+
+def fault_mid_run(probe_dir: Path, tmp_path: Path, out: Path, fault: Callable[[], None], error: str,
+                  fix: Callable[[], None]) -> None:
+    """`fault` strikes the disk under `out` once three samples are recorded (the model waits at the fourth until
+    the gate opens, however slow the machine): the run stops with one line naming --out and `error`, every line
+    whole; after `fix`, the same command ends as a clean run does."""
     opened = tmp_path / "open" / "gate"  # the clean run's gate: open from the start
     opened.parent.mkdir()
     opened.touch()
     clean = illusion_run(probe_dir, tmp_path / "clean", gate=opened)
     assert clean.returncode == 0, clean.stderr[-3000:]
     gate = tmp_path / "gate"
-    with failing_disk(tmp_path / "disk", tmp_path / "backing") as disk:
-        out = disk.where / "run"
-        run = start_illusion_run(probe_dir, out, "--concurrency", "1", gate=gate)
-        deadline = time.monotonic() + RUN_BOUND["other"]
-        while len(written(out)) < 3 and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
-        disk.fail()
-        gate.touch()
-        failed = finish(run)
-        assert failed.returncode == 1, failed.stderr[-3000:]
-        said = failed.stderr.strip().splitlines()
-        assert said[-1].startswith(f"illusion-agent run: --out {out}: "), failed.stderr[-3000:]
-        assert "Input/output error" in said[-1] and said[-1].endswith("rerun the same command to resume")
-        assert not [line for line in said[:-1] if "Errno" in line or "Traceback" in line], failed.stderr[-3000:]
-        assert 3 <= len(whole_lines(out)) < len(outcome(tmp_path / "clean"))
-        disk.repair()
-        whole_lines(out)  # what reached the disk, after the journal's recovery
-        again = illusion_run(probe_dir, out, gate=gate)
-        assert again.returncode == 0, again.stderr[-3000:]
-        whole_lines(out)
-        assert outcome(out) == outcome(tmp_path / "clean")
+    run = start_illusion_run(probe_dir, out, "--concurrency", "1", gate=gate)
+    deadline = time.monotonic() + RUN_BOUND["other"]
+    while len(written(out)) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
+    fault()
+    gate.touch()
+    failed = finish(run)
+    assert failed.returncode == 1, failed.stderr[-3000:]
+    said = failed.stderr.strip().splitlines()
+    assert said[-1].startswith(f"illusion-agent run: --out {out}: "), failed.stderr[-3000:]
+    assert error in said[-1] and said[-1].endswith("rerun the same command to resume"), said[-1]
+    assert not [line for line in said[:-1] if "Errno" in line or "Traceback" in line], failed.stderr[-3000:]
+    assert 3 <= len(whole_lines(out)) < len(outcome(tmp_path / "clean"))
+    fix()
+    whole_lines(out)  # what the disk kept, a failing one's journal recovered
+    again = illusion_run(probe_dir, out, gate=gate)
+    assert again.returncode == 0, again.stderr[-3000:]
+    whole_lines(out)
+    assert outcome(out) == outcome(tmp_path / "clean")
