@@ -11,23 +11,30 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _dispositions(ignored: tuple[signal.Signals, ...]) -> Callable[[], None]:
+    """A preexec_fn giving the child exactly these stop signals ignored and the others at their default, whatever
+    the test runner inherited (a suite run under `nohup` has SIGHUP ignored, and a child would keep that)."""
+    def apply() -> None:
+        for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN if signum in ignored else signal.SIG_DFL)
+    return apply
 
 
-def _default_signals() -> None:
-    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-
-
-# Popen keywords: `cmd &` in a script (SIGINT ignored, a session of its own: no terminal, no job control)...
-AS_A_SCRIPT: dict[str, Any] = {"preexec_fn": _ignore_sigint, "start_new_session": True, "stdin": subprocess.DEVNULL}
-# ...and a command typed at a terminal (whatever the test runner itself was started with)
-AS_A_TERMINAL: dict[str, Any] = {"preexec_fn": _default_signals}
-STARTS = {"script": AS_A_SCRIPT, "terminal": AS_A_TERMINAL}
+# The stop signals a command starts with ignored: `cmd &` in a script has SIGINT ignored, `nohup cmd &` SIGHUP too,
+# a command typed at a terminal none
+IGNORED: dict[str, tuple[signal.Signals, ...]] = {"script": (signal.SIGINT,),
+                                                  "nohup": (signal.SIGINT, signal.SIGHUP), "terminal": ()}
+# Popen keywords: a script's job also runs in a session of its own (no terminal, no job control); a terminal's
+# command inherits the test runner's session
+AS_A_SCRIPT: dict[str, Any] = {"preexec_fn": _dispositions(IGNORED["script"]), "start_new_session": True,
+                               "stdin": subprocess.DEVNULL}
+BY_NOHUP: dict[str, Any] = AS_A_SCRIPT | {"preexec_fn": _dispositions(IGNORED["nohup"])}
+AS_A_TERMINAL: dict[str, Any] = {"preexec_fn": _dispositions(IGNORED["terminal"])}
+STARTS = {"script": AS_A_SCRIPT, "nohup": BY_NOHUP, "terminal": AS_A_TERMINAL}
 
 
 def kill_session(leader: int) -> None:

@@ -181,7 +181,8 @@ SERVER = (
                                    "the next"), "where"),
     Option("tool-timeout", dict(type=positive_float, default=CALL_DEADLINE, metavar="SECONDS",
                                 help="seconds one tool call to --server-url may take before it is sent again, to "
-                                     f"the next replica if several are given (default {CALL_DEADLINE:g})")),
+                                     "the next replica if several are given; its resends share one such deadline "
+                                     f"per URL, then the sample fails (default {CALL_DEADLINE:g})")),
     Option("server-cmd", dict(help="start a server subprocess over stdio, e.g. 'trompe-server --tools core'"),
            "where"),
     Option("token", dict(default=os.environ.get("TROMPE_TOKEN"), help="bearer token for --server-url (env "

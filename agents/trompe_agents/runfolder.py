@@ -21,7 +21,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TextIO
+from typing import Any
 
 STALE_TEMP_S = 60.0  # a temp file this old belongs to a writer that was killed (a live one renames in ms)
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -154,10 +154,6 @@ class RunFolder:
         except ValueError as exc:
             raise ValueError(f"{self.path / name}: not valid JSON ({exc}); restore it from a backup or start a new "
                              "run folder") from None
-
-    def append(self, name: str) -> TextIO:
-        """`name` opened to append text lines (an append-only log), created if missing."""
-        return os.fdopen(self.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8")
 
     def log(self, name: str) -> AppendLog:
         """`name` opened as an append-only log of whole lines (`AppendLog`), created if missing."""

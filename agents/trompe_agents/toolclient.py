@@ -96,6 +96,14 @@ class _Connection:
     done: anyio.Event = field(default_factory=anyio.Event)  # set to close it, or once it has failed
 
 
+@dataclass
+class _LastTry:
+    """A request's latest try: its connection and why it failed."""
+
+    connection: _Connection | None = None
+    why: str = ""
+
+
 def image_data_url(image: Path | str | bytes) -> str:
     """A data: URL for image bytes or a file, so every transport (even remote HTTP) can receive it."""
     data = image if isinstance(image, bytes) else Path(image).read_bytes()
@@ -284,39 +292,55 @@ class ToolClient:
     async def _request(self, what: str, send: Callable[[ToolLink], Awaitable[T]]) -> T:
         """Send, and resend over a new connection after a transport failure or while the registry is down.
 
-        A session the server lost, or no answer after every retry, is a ToolInfrastructureError. `send` must
-        be safe to repeat: calls carry one request id on every try."""
+        A session the server lost, no answer after every retry, or no answer within the call's deadline (one
+        --tool-timeout per replica URL, resends included: with one balancer URL a resend may land on the same hung
+        replica) is a ToolInfrastructureError. `send` must be safe to repeat: calls carry one request id on every
+        try."""
+        budget = self.timeout * len(self._replicas) if self.timeout else None
+        last = _LastTry()
+        with anyio.move_on_after(budget):
+            return await self._send_until_answered(what, send, last)
+        if last.connection is not None:
+            last.connection.done.set()  # cut off mid-call, or failing: not trusted again
+        raise ToolInfrastructureError(
+            f"{what}: the tool server ({self.label}) did not answer within {budget:g} s, the call's deadline "
+            f"(--tool-timeout {self.timeout:g} s for each of the {len(self._replicas)} URL(s) of --server-url; "
+            f"listing every replica's URL lets a resend avoid a hung one){f'; last: {last.why}' if last.why else ''}")
+
+    async def _send_until_answered(self, what: str, send: Callable[[ToolLink], Awaitable[T]], last: _LastTry) -> T:
+        """_request's tries, noting each one's connection and failure in `last` for when its deadline cuts it."""
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        delay, why = self.retry_delay, ""
+        delay = self.retry_delay
         for attempt in range(self.retries + 1):
             if attempt:
                 await anyio.sleep(delay)
                 delay *= 2
-            connection = None
+            last.connection = None
             try:
-                connection = await self._current()
-                result = await send(connection.link)
+                last.connection = await self._current()
+                result = await send(last.connection.link)
             except MCPError as exc:
                 failure = _failure(exc.error.data)
                 if failure is None and exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
                     raise  # the server's own answer, e.g. an unknown image
-                why = exc.error.message if failure else _leaf_messages(exc)
+                last.why = exc.error.message if failure else _leaf_messages(exc)
             except Exception as exc:  # noqa: BLE001 -- the transport broke: a new connection, then again
-                failure, why = None, _leaf_messages(exc)
+                failure, last.why = None, _leaf_messages(exc)
             else:
                 failure = _failure(getattr(result, "meta", None))
                 if failure is None:
                     return result
-                why = _text(result.content)
+                last.why = _text(result.content)
             if failure == "session":  # evicted or expired: no retry brings it back
-                raise ToolInfrastructureError(f"{what}: the tool server lost this sample's session ({why})", failure)
-            if failure is None and connection is not None:
-                connection.done.set()  # not trusted again: its transport failed or the server hung
-            logger.info("%s: try %d of %d failed (%s)", what, attempt + 1, self.retries + 1, why)
+                raise ToolInfrastructureError(f"{what}: the tool server lost this sample's session ({last.why})",
+                                              failure)
+            if failure is None and last.connection is not None:
+                last.connection.done.set()  # not trusted again: its transport failed or the server hung
+            logger.info("%s: try %d of %d failed (%s)", what, attempt + 1, self.retries + 1, last.why)
         raise ToolInfrastructureError(f"{what}: the tool server ({self.label}) failed {self.retries + 1} times; "
-                                      f"last: {why}")
+                                      f"last: {last.why}")
 
     async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """tools/call with a request id the server keeps with what the call stored, so a resend adds nothing."""
@@ -420,13 +444,17 @@ class ToolClient:
         image the server itself made is the server's loss, which the model must never be shown as its own."""
         structured = result.structured_content or {}
         if result.is_error:
-            listing = await self._call_tool("list_images", {"session": session})
-            if not listing.is_error:
-                self._check_listed(session, name, listing.structured_content or {})
+            await self._check_still_kept(session, name)
         elif name == "list_images":
             self._check_listed(session, name, structured)
         elif structured.get("created") and isinstance(image := structured.get("image"), str):
             self._keep_issued(session, name, image)
+
+    async def _check_still_kept(self, session: str, name: str) -> None:
+        """After an error about this session: raise if a listing shows the server lost images it handed out."""
+        listing = await self._call_tool("list_images", {"session": session})
+        if not listing.is_error:
+            self._check_listed(session, name, listing.structured_content or {})
 
     def _check_listed(self, session: str, name: str, listing: dict[str, Any]) -> None:
         listed = {i.get("id") for i in listing.get("images") or [] if isinstance(i, Mapping)}
@@ -446,9 +474,16 @@ class ToolClient:
             "with older state (Redis restarted from an older snapshot, or a failover to a lagging replica)", "lost")
 
     async def image_png(self, session: str, image_id: str) -> bytes:
-        """Full-size PNG of an image, read through the image:// resource."""
+        """Full-size PNG of an image, read through the image:// resource; a read refused because the server lost
+        an image it handed out is a ToolInfrastructureError, as a tool call's error is (_check_kept)."""
+        from mcp.shared.exceptions import MCPError
+
         uri = f"image://{session}/{image_id}"
-        return await self._request(f"read {uri}", lambda link: link.read_png(uri))
+        try:
+            return await self._request(f"read {uri}", lambda link: link.read_png(uri))
+        except MCPError:
+            await self._check_still_kept(session, f"read {uri}")
+            raise
 
     async def close_session(self, session: str) -> None:
         """Free the session; if the server cannot be reached it expires there by itself (--idle-timeout)."""

@@ -39,6 +39,7 @@ class Trace:
             os.close(folder.descriptor())  # made now, and refused now if a link stands in the way
         self.start = time.monotonic()
         self._saved: set[str] = {p.stem for p in self.images_dir.glob("*.png")}
+        self._refused: OSError | None = None  # the first write the disk refused
 
     def event(self, kind: str, agent: str, **fields: Any) -> None:
         """Write one event line now (flushed), so a killed run still leaves a readable trace; each agent's start
@@ -46,8 +47,14 @@ class Trace:
         if kind == "start":
             fields.setdefault("trompe", __version__)
         record = {"t": round(time.monotonic() - self.start, 3), "event": kind, "agent": agent, **fields}
-        with self.folder.append("trace.jsonl") as f:
-            f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        if self._refused is not None:  # a failing disk turns read-only after its first error: that one is the cause
+            raise self._refused
+        try:
+            with self.folder.log("trace.jsonl") as log:  # one write(2) a line, never a torn one
+                log.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        except OSError as exc:
+            self._refused = exc
+            raise
 
     def save_images(self, images: list[ImagePart]) -> list[str]:
         """Store each image once by id; returns the ids, which is how the trace refers to them."""

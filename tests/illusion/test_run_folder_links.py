@@ -103,7 +103,7 @@ def test_sevex_files_are_not_written_through_a_link(tmp_path, name):
 
 
 WAYS_IN = {"open": lambda folder, name: folder.open(name, os.O_RDWR),
-           "append": lambda folder, name: folder.append(name),
+           "log": lambda folder, name: folder.log(name),
            "write_atomic": lambda folder, name: folder.write_atomic(name, "{}"),
            "cut_torn_tail": lambda folder, name: folder.cut_torn_tail(name),
            "read_json": lambda folder, name: folder.read_json(name)}

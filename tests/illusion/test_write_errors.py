@@ -1,5 +1,6 @@
-"""A run folder whose disk refuses writes (full, read-only): the run stops at once with one line naming --out,
-no torn line is left, and a rerun once the disk is fixed ends as a clean run does. On a real tmpfs of its own."""
+"""A run folder whose disk refuses writes (full, read-only, failing with EIO): the run stops at once with one line
+naming --out and the first error, no torn line is left, and a rerun once the disk is fixed ends as a clean run
+does. On a real tmpfs of its own, or a real ext4 on a loop device that fails (diskkit.py)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from diskkit import tiny_disk
+from diskkit import failing_disk, quota_disk, tiny_disk
 from trompe_agents.backends.base import BackendError
 from trompe_agents.backends.function import FunctionBackend
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.results import RESULTS
 from runlines import written
-from signalkit import kill_session
+from signalkit import STARTS, kill_session
 from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
@@ -45,24 +48,40 @@ def whole_lines(out: Path) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
 
-def illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | None = None) -> subprocess.CompletedProcess:
-    """`illusion-agent run` as a script starts it: no terminal, stdin closed; `temp` its TMPDIR."""
+def start_illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | None = None,
+                       gate: Path | None = None) -> subprocess.Popen:
+    """`illusion-agent run` as a script starts it: no terminal, stdin closed, a session of its own (so a run over
+    its bound is ended with everything it started, Ray's daemons included, which would otherwise outlive it as
+    orphans of this test process); `temp` its TMPDIR; with `gate`, the model is scripted.gated_line_then_yes."""
     env = os.environ | {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     if temp is not None:
         env["TMPDIR"] = str(temp)
-    command = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
-               "scripted:line_then_yes", "run", "--dataset", str(probe_dir), "--out", str(out), "--no-progress", *extra]
-    # a session of its own, so a run over its bound is ended with everything it started (Ray's daemons included),
-    # which would otherwise outlive it as orphans of this test process
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          stdin=subprocess.DEVNULL, start_new_session=True) as run:
+    if gate is not None:
+        env["TROMPE_TEST_GATE"] = str(gate)
+    model = "scripted:gated_line_then_yes" if gate else "scripted:line_then_yes"
+    command = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model", model, "run",
+               "--dataset", str(probe_dir), "--out", str(out), "--no-progress", *extra]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **STARTS["script"])
+
+
+def finish(run: subprocess.Popen, bound: float = RUN_BOUND["other"]) -> subprocess.CompletedProcess:
+    """Wait for a run started by start_illusion_run, ending it and all it started past `bound` seconds."""
+    with run:
         try:
-            stdout, stderr = run.communicate(timeout=RUN_BOUND["ray" if "ray" in extra else "other"])
+            stdout, stderr = run.communicate(timeout=bound)
         except subprocess.TimeoutExpired:
             kill_session(run.pid)
             stdout, stderr = run.communicate()
             raise AssertionError(f"the run did not end within its bound:\n{stderr[-3000:]}") from None
-    return subprocess.CompletedProcess(command, run.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+
+
+def illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | None = None,
+                 gate: Path | None = None) -> subprocess.CompletedProcess:
+    """A whole run, as start_illusion_run starts it."""
+    return finish(start_illusion_run(probe_dir, out, *extra, temp=temp, gate=gate),
+                  RUN_BOUND["ray" if "ray" in extra else "other"])
 
 
 @pytest.mark.parametrize("executor", [
@@ -128,3 +147,51 @@ async def test_a_run_folder_on_a_disk_turned_read_only_stops_the_run_naming_out_
             await run_samples(probes, backend, tools, config, again)
             whole_lines(out)
             assert outcome(out) == outcome(tmp_path / "clean")
+
+
+def test_a_disk_failing_with_eio_stops_the_run_with_one_line_and_a_rerun_after_repair_matches_a_clean_run(
+        probe_dir, tmp_path):
+    """A real I/O error: ext4 on a loop device whose image can no longer grow (diskkit.FailingDisk)."""
+    with failing_disk(tmp_path / "disk", tmp_path / "backing") as disk:
+        fault_mid_run(probe_dir, tmp_path, disk.where / "run", disk.fail, "Input/output error", disk.repair)
+
+
+def test_a_run_folder_over_its_quota_stops_the_run_with_one_line_and_a_rerun_after_matches_a_clean_run(
+        probe_dir, tmp_path):
+    """A real EDQUOT: the run folder in a btrfs subvolume whose quota is cut below what it holds
+    (diskkit.QuotaDisk), then lifted."""
+    with quota_disk(tmp_path / "disk", tmp_path / "backing") as disk:
+        fault_mid_run(probe_dir, tmp_path, disk.where / "run", lambda: disk.limit("4k"), "Disk quota exceeded",
+                      lambda: disk.limit("none"))
+
+
+def fault_mid_run(probe_dir: Path, tmp_path: Path, out: Path, fault: Callable[[], None], error: str,
+                  fix: Callable[[], None]) -> None:
+    """`fault` strikes the disk under `out` once three samples are recorded (the model waits at the fourth until
+    the gate opens, however slow the machine): the run stops with one line naming --out and `error`, every line
+    whole; after `fix`, the same command ends as a clean run does."""
+    opened = tmp_path / "open" / "gate"  # the clean run's gate: open from the start
+    opened.parent.mkdir()
+    opened.touch()
+    clean = illusion_run(probe_dir, tmp_path / "clean", gate=opened)
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    gate = tmp_path / "gate"
+    run = start_illusion_run(probe_dir, out, "--concurrency", "1", gate=gate)
+    deadline = time.monotonic() + RUN_BOUND["other"]
+    while len(written(out)) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
+    fault()
+    gate.touch()
+    failed = finish(run)
+    assert failed.returncode == 1, failed.stderr[-3000:]
+    said = failed.stderr.strip().splitlines()
+    assert said[-1].startswith(f"illusion-agent run: --out {out}: "), failed.stderr[-3000:]
+    assert error in said[-1] and said[-1].endswith("rerun the same command to resume"), said[-1]
+    assert not [line for line in said[:-1] if "Errno" in line or "Traceback" in line], failed.stderr[-3000:]
+    assert 3 <= len(whole_lines(out)) < len(outcome(tmp_path / "clean"))
+    fix()
+    whole_lines(out)  # what the disk kept, a failing one's journal recovered
+    again = illusion_run(probe_dir, out, gate=gate)
+    assert again.returncode == 0, again.stderr[-3000:]
+    whole_lines(out)
+    assert outcome(out) == outcome(tmp_path / "clean")

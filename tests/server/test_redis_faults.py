@@ -295,3 +295,37 @@ async def test_a_hung_replica_costs_a_sample_at_most_one_deadline_and_the_resend
     assert outcome(records) == UNINTERRUPTED
     slowest = max(r["seconds"] for r in records.values())
     assert slowest < deadline * 3, f"a sample waited {slowest:.1f} s on a hung replica with a {deadline} s deadline"
+
+
+async def test_a_hung_replica_behind_one_url_costs_a_call_one_deadline_and_a_retry_answers_it(cluster, tmp_path):
+    """The only replica behind the balancer's one URL stopped with SIGSTOP (the balancer still connects to it, as
+    to any replica it believes healthy): each resend would land on it again, so a call's resends share one
+    deadline; the samples fail as tool infrastructure naming --tool-timeout, and once the replica runs again one
+    --retry-errors answers them as an uninterrupted run would."""
+    deadline = 5.0
+    balancer = cluster(1)
+    hung = cluster.procs[0]
+    samples, out = line_samples(tmp_path, 6), tmp_path / "run"
+
+    def stop_the_replica(record: dict) -> None:
+        if not getattr(hung, "stopped", False):
+            hung.stopped = True
+            os.kill(hung.pid, signal.SIGSTOP)  # with the other samples' calls in flight
+
+    try:
+        async with ToolClient.http(balancer.url, timeout=deadline) as tools:
+            first = await run(samples, tools, out, on_result=stop_the_replica, concurrency=3)
+    finally:
+        os.kill(hung.pid, signal.SIGCONT)
+    failed = {i: r for i, r in first.items() if r["answer"] is None}
+    assert failed, "the replica should stop mid-run"
+    assert {r["error_kind"] for r in failed.values()} == {"tool_infrastructure"}
+    assert all("did not answer within 5 s" in r["error"] and "--tool-timeout 5 s" in r["error"]
+               for r in failed.values()), [r["error"] for r in failed.values()]
+    # one deadline for the failed call and one for closing its session; resending to the same hung replica would
+    # cost each call five, and 7.5 s of pauses
+    slowest = max(r["seconds"] for r in failed.values())
+    assert slowest < deadline * 4, f"a sample waited {slowest:.1f} s on a hung replica with a {deadline} s deadline"
+    async with ToolClient.http(balancer.url, timeout=deadline) as tools:
+        retried = await run(samples, tools, out, retry_errors=True, concurrency=3)
+    assert outcome(retried) == {i: v for i, v in UNINTERRUPTED.items() if i in retried}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from imagekit import gradient, png_bytes
 from rediskit import RedisServer, line_samples
@@ -19,7 +20,7 @@ from trompe_agents.backends.function import FunctionBackend, tool_call
 from trompe_agents.illusion.agent import AgentConfig
 from trompe_agents.illusion.runner import run_samples
 from trompe_agents.illusion.runoptions import RunOptions
-from trompe_agents.toolclient import ToolClient
+from trompe_agents.toolclient import ToolClient, ToolInfrastructureError
 from trompe_server.app import ServerConfig
 
 pytestmark = pytest.mark.slow  # a Redis of its own, restarted mid-run
@@ -33,6 +34,13 @@ def snapshot_redis(tmp_path):
     server.start()
     yield server
     server.stop()
+
+
+def restart_from_save(redis: RedisServer) -> None:
+    """kill -9 and start again: Redis comes back with the state of its last SAVE."""
+    redis.proc.kill()
+    redis.proc.wait()
+    redis.start()
 
 
 class CropThenAgain:
@@ -57,9 +65,7 @@ class CropThenAgain:
         if len(results) == 1:
             if sample == STRUCK and not self.struck:
                 self.struck = True
-                self.redis.proc.kill()  # img_001 was stored after the save: a restart loses it
-                self.redis.proc.wait()
-                self.redis.start()
+                restart_from_save(self.redis)  # img_001 was stored after the save: the restart loses it
             return tool_call("crop", image=self.second, box=[0, 0, 8, 8])
         made = [p.id for m in results for p in m.images]
         return {"reasons": f"made {made}", "answer": "yes" if made == ["img_001", "img_002"] else "no"}
@@ -84,6 +90,28 @@ async def test_images_lost_to_an_older_snapshot_fail_the_sample_and_a_retry_answ
         retried = as_lines(await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, again))
     assert {i: (r["answer"], r["error_kind"], r["tool_calls"]) for i, r in retried.items()} == {
         s.id: ("yes", None, ["crop", "crop"]) for s in samples}
+
+
+@pytest.mark.parametrize("mcp", [False, True], ids=["in-process", "over-MCP"])
+async def test_reading_an_image_lost_to_an_older_snapshot_is_the_servers_failure(snapshot_redis, mcp):
+    """The full-size read of an image the server made (image://, as a sample's first turn, the rescue agent and
+    sevex's ask_lvlm read them) fails as tool infrastructure once Redis came back without it; reading an id the
+    server never made is still refused as the caller's."""
+    async with ToolClient.in_process(ServerConfig(registry=snapshot_redis.url), mcp=mcp) as tools:
+        info = await tools.open_session({"original": png_bytes(gradient())})
+        with snapshot_redis.client() as r:
+            r.save()
+        crop = await tools.call(info.id, "crop", {"image": "original", "box": [0, 0, 12, 12]})
+        assert crop.structured["image"] == "img_001"
+        with pytest.raises(MCPError):
+            await tools.image_png(info.id, "img_007")
+        restart_from_save(snapshot_redis)
+        with pytest.raises(ToolInfrastructureError) as lost:
+            await tools.image_png(info.id, "img_001")
+        assert lost.value.failure == "lost"
+        assert "the tool server lost images it had stored for this sample (it no longer has img_001)" in str(
+            lost.value)
+        await tools.close_session(info.id)
 
 
 async def test_an_image_the_model_invented_is_still_its_own_mistake(redis_url):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 from .base import ExecutorFailed, Item, Job, Record, per_worker
@@ -48,6 +50,18 @@ def _token_refusal(where: str, exc: BaseException) -> str:
             "the cluster's token as RAY_AUTH_TOKEN, in the file named by RAY_AUTH_TOKEN_PATH, or in "
             "~/.ray/auth_token (`ray get-auth-token` on the head prints it)")
 
+
+
+@contextlib.contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """ray.init sets a SIGTERM handler that exits at once (sys.exit), skipping the run's cleanup and its exit
+    status (stopping.py): the handler the process had is put back."""
+    kept = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if kept is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, kept)
 
 class Answerer:
     """A Ray actor: one worker (backend, in-process tool server, agent) answering many samples concurrently.
@@ -131,7 +145,8 @@ class RayExecutor:
         for name, value in LOCAL_WORKERS.items():  # read only by the daemons of an instance this call starts
             os.environ.setdefault(name, value)
         try:
-            ray.init(address=self.address, include_dashboard=False, logging_level="WARNING")
+            with _sigterm_kept():
+                ray.init(address=self.address, include_dashboard=False, logging_level="WARNING")
         except (ConnectionError, AuthenticationError) as exc:
             if _token_refused(exc):
                 raise ValueError(_token_refusal(self._where(), exc)) from None

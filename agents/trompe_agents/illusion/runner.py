@@ -130,11 +130,16 @@ async def _run_samples(samples: Iterable[Sample], backend: Backend, tools: ToolC
         def record(entry: SampleResult) -> None:
             nonlocal delivered
             entry = replace(entry, content=digests[entry.id], **stamp)  # joins match on id and content
-            results.append(json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n")
+            line = json.dumps(entry.to_json(), ensure_ascii=False, default=str) + "\n"
             if entry.error_kind in DISK_KINDS:  # its trace could not be written: nor will the next one's
                 code = errno.EIO if entry.error_kind == "disk_error" else errno.ENOSPC
-                raise RunFolderUnwritable(out, code, f"sample {entry.id!r} could not be written "
-                                          f"({first_error(entry.error)})")
+                what = f"sample {entry.id!r} could not be written ({first_error(entry.error)})"
+                try:  # a failing disk turns read-only after its first error: that one is the cause to name
+                    results.append(line)
+                except OSError as exc:
+                    what += f", nor its record ({exc.strerror})"
+                raise RunFolderUnwritable(out, code, what)
+            results.append(line)
             delivered += 1
             tally.add(entry)
             bar.set_postfix(tally.postfix(), refresh=False)
