@@ -95,9 +95,9 @@ def test_tag_extraction_of_long_whitespace_runs_finishes(hostile):
 
 
 @pytest.mark.parametrize("answer, expected", [
-    ("3", {"count": "3", "letter": "3", "word": "3", "auto": "3"}),
-    ("yes", {"yesno": "yes", "binary": "yes", "word": "yes", "auto": "yes"}),
-    ("B", {"choice": "B", "letter": "B", "word": "b", "auto": "B"}),
+    ("3", {"integer": "3", "letter": "3", "string": "3", "auto": "3"}),
+    ("yes", {"yesno": "yes", "binary": "yes", "string": "yes", "auto": "yes"}),
+    ("B", {"choice": "B", "letter": "B", "string": "b", "auto": "B"}),
 ])
 def test_every_extractor_reads_an_answer_tag_padded_with_whitespace_runs(answer, expected):
     padded = "<answer>" + " " * 100_000 + answer + "\n" * 100_000 + "</answer>"
@@ -139,8 +139,8 @@ def test_answer_values_with_long_space_runs_or_digits_are_reformatted_or_left_al
 
 
 @pytest.mark.parametrize("kind, text", [
-    ("count", "{" + "9" * 5_000 + "}"), ("rows_columns", "rows={" + "9" * 5_000 + "} columns={3}"),
-    ("auto", "{" + "9" * 5_000 + "} {2}"), ("count", "<answer>" + "9" * 5_000 + "</answer>"),
+    ("integer", "{" + "9" * 5_000 + "}"), ("pair", "rows={" + "9" * 5_000 + "} columns={3}"),
+    ("auto", "{" + "9" * 5_000 + "} {2}"), ("integer", "<answer>" + "9" * 5_000 + "</answer>"),
 ])
 def test_a_number_past_the_digit_cap_is_no_count_and_raises_nothing(kind, text):
     assert extract(kind, text) is None

@@ -21,12 +21,12 @@ TABLE = [
     ("datacv2", "<answer>D</answer>", "D"),
     ("hallusionbench", "No, the left line is longer.", "no"),
     ("hallusionbench", "Both yes and no.", None),
-    ("count", "I count {4} squares.", "4"),
-    ("count", "There are three crossings.", "3"),
-    ("count", "Crossing at x=2 and x=5, so {2}", "2"),
-    ("rows_columns", "rows={5} columns={6}", "5,6"),
-    ("rows_columns", "(7, 3)", "7,3"),
-    ("rows_columns", "The table has 4 rows and 9 columns.", "4,9"),
+    ("integer", "I count {4} squares.", "4"),
+    ("integer", "There are three crossings.", "3"),
+    ("integer", "Crossing at x=2 and x=5, so {2}", "2"),
+    ("pair", "rows={5} columns={6}", "5,6"),
+    ("pair", "(7, 3)", "7,3"),
+    ("pair", "The table has 4 rows and 9 columns.", "4,9"),
     ("letter", "The circled letter is 'q'.", "q"),
     ("letter", "{K}", "K"),
     ("blindtest", "{Yes}", "yes"),
@@ -39,11 +39,11 @@ TABLE = [
     ("generic", "<answer>Blue.</answer>", "blue"),
     # each row below once let a small planted bug through (tools/mutation.py --group answers)
     ("blink", "Option: c.", "C"),
-    ("rows_columns", "Rows: 3\nColumns: 5", "3,5"),
-    ("rows_columns", "The grid has 4 Rows\nand 9 Columns.", "4,9"),
-    ("rows_columns", "{3} by {4}", "3,4"),
-    ("rows_columns", "Not {2}: it is {3} by {4}", "3,4"),
-    ("rows_columns", "a 3x4 grid", "3,4"),
+    ("pair", "Rows: 3\nColumns: 5", "3,5"),
+    ("pair", "The grid has 4 Rows\nand 9 Columns.", "4,9"),
+    ("pair", "{3} by {4}", "3,4"),
+    ("pair", "Not {2}: it is {3} by {4}", "3,4"),
+    ("pair", "a 3x4 grid", "3,4"),
     ("letter", "{'X'}", "X"),
     ("letter", "X.", "X"),
     ("letter", "The circled letter reads 'Q' to me", "Q"),
@@ -96,6 +96,17 @@ def test_options_make_letters_and_parenthesised_letters_options():
     assert states_answer("auto", "Yes.", "yes", options)  # a yes/no gold stays yes/no beside options
 
 
+def test_the_forms_carry_the_answer_types_names_and_their_former_names_still_read():
+    """One vocabulary: the form that reads an answer type has its name; a plugin's older `answer_form` still works."""
+    from trompe_agents.datasets.answer_types import KINDS, AnswerType
+
+    assert set(EXTRACTORS) == {"choice", "integer", "pair", "yesno", "binary", "letter", "string"}
+    assert {AnswerType(kind).extractor() for kind in KINDS if kind != "choice"} <= set(EXTRACTORS)
+    for former, now, text in (("count", "integer", "I count {4}."), ("rows_columns", "pair", "rows={5} columns={6}"),
+                              ("word", "string", "<answer>Blue.</answer>"), ("generic", "string", "Blue!")):
+        assert extract(former, text) == extract(now, text) is not None
+
+
 def test_unknown_format_and_invalid_gold_are_errors():
     with pytest.raises(ValueError, match="benchmark_or_format: unknown 'mcq'; choose one of blindtest, blink, "):
         extract("mcq", "A")
@@ -122,7 +133,7 @@ def test_extractors_are_idempotent(fmt, text):
 @SETTINGS
 @given(st.integers(0, 10_000), plain, plain)
 def test_count_in_braces_wins_over_surrounding_text(n, before, after):
-    assert extract("count", f"{before} {{{n}}} {after}") == str(n)
+    assert extract("integer", f"{before} {{{n}}} {after}") == str(n)
     assert states_answer("blindtest", f"{before} {{{n}}} {after}", str(n))
 
 

@@ -96,10 +96,10 @@ N = 200_000  # twice the largest reply the agent or SEVEX parses: a scorer reads
     ("choice", "\n" * N + "B. yes", "B"),
     ("choice", "(" * N + "!", None), ("choice", "{" * N + "b" + ")" * N + "z", None),  # the bare-letter reply
     ("choice", "i choose" + " " * N + "!", None), ("yesno", "answer is" + "\t" * N + "z", None),
-    ("count", "there are" + " " * N + ":" + " " * N + "!", None),
-    ("rows_columns", "row 1 " * (N // 6), None),  # `.*?columns` from every "row"
-    ("rows_columns", "1 rows " * (N // 7), None), ("rows_columns", "rows " + "9" * N + "z", None),
-    ("rows_columns", "row 1 " * (N // 6) + "columns 2", "1,2"),
+    ("integer", "there are" + " " * N + ":" + " " * N + "!", None),
+    ("pair", "row 1 " * (N // 6), None),  # `.*?columns` from every "row"
+    ("pair", "1 rows " * (N // 7), None), ("pair", "rows " + "9" * N + "z", None),
+    ("pair", "row 1 " * (N // 6) + "columns 2", "1,2"),
     ("auto", "row " * (N // 4), None), ("auto", "rows " * (N // 5) + "{3}", "3"),
 ])
 def test_extraction_of_hostile_replies_finishes(kind, text, expected):

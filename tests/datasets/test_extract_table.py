@@ -205,7 +205,7 @@ def test_yes_no_replies(reply, expected):
 
 @pytest.mark.parametrize("reply, expected", NUMBER)
 def test_number_replies(reply, expected):
-    assert extract("count", reply) == expected
+    assert extract("integer", reply) == expected
     if expected is not None:
         assert states_answer("blindtest", reply, expected)
 

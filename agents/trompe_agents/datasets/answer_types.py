@@ -18,11 +18,7 @@ from .forms import shape_of
 from .blindtest import ANSWER_TYPES as BLINDTEST_TYPES, task_name
 
 KINDS = ("yesno", "choice", "integer", "pair", "letter", "string", "text", "reply")
-SHAPES = {"yesno": "yesno", "choice": "choice", "count": "integer", "rows_columns": "pair", "letter": "letter",
-          "word": "string"}  # forms.shape_of's names for a gold answer's shape
 PATTERNS = {"integer": INTEGER, "pair": PAIR, "letter": LETTER, "string": SHORT}
-FORM_OF = {"yesno": "yesno", "choice": "choice", "integer": "count", "pair": "rows_columns", "letter": "letter",
-           "string": "word", "text": "word", "reply": "word"}  # the answer form (forms.py) that reads each kind
 DESCRIPTIONS = {
     "integer": "a whole number in digits, e.g. 3",
     "pair": "two whole numbers in the order the question names them, comma-separated, e.g. 5,6 for 5 rows and "
@@ -76,7 +72,7 @@ class AnswerType:
 
     def extractor(self) -> str:
         """The answer form (forms.py) that reads this kind from free text (SEVEX's target replies)."""
-        return FORM_OF[self.kind]
+        return "string" if self.kind in ("text", "reply") else self.kind  # forms.py names its forms by kind
 
 
 def parse(value: str) -> AnswerType:
@@ -98,5 +94,5 @@ def of_sample(sample) -> AnswerType | None:
     if sample.category and (kind := BLINDTEST_TYPES.get(task_name(sample.category))):
         return AnswerType(kind)
     if sample.answer is not None and str(sample.answer).strip() not in ("0", "1"):
-        return AnswerType(SHAPES[shape_of(str(sample.answer))])
+        return AnswerType(shape_of(str(sample.answer)))
     return None

@@ -221,37 +221,38 @@ def _word(text: str) -> str | None:
 
 
 EXTRACTORS: dict[str, Callable[[str], str | None]] = {
-    "choice": _choice, "count": _count, "rows_columns": _rows_columns, "yesno": _yesno,
-    "binary": _binary, "letter": _letter, "word": _word,
-}
+    "choice": _choice, "integer": _count, "pair": _rows_columns, "yesno": _yesno,
+    "binary": _binary, "letter": _letter, "string": _word,
+}  # named as answer_types' kinds: one vocabulary for what an answer is and how a reply is read
 
 
-FORMS = (*EXTRACTORS, "auto", "generic")  # generic: a short free answer, read as a word
+FORMS = (*EXTRACTORS, "auto")
+# the names these forms had before they took the answer kinds' names, still read (a plugin's `answer_form`)
+FORMER_NAMES = {"count": "integer", "rows_columns": "pair", "word": "string", "generic": "string"}
 
 
 def _kind(form: str) -> str:
-    kind = form.lower()
-    if kind == "generic":
-        return "word"
+    kind = FORMER_NAMES.get(form.lower(), form.lower())
     if kind not in FORMS:
         raise ValueError(f"form: unknown answer form {form!r}; choose one of {', '.join(FORMS)}")
     return kind
 
 
 def shape_of(answer: str, choices: list[str] | None = None) -> str:
-    """The format a gold answer is written in: yes/no, a count, rows,columns, an option, one letter, a word."""
+    """The kind of answer a gold answer is: yes/no, an integer, a pair (rows,columns), an option, one letter, a
+    string."""
     text = answer.strip()
     if choices and re.fullmatch(r"\(?[A-Ha-h]\)?", text):
         return "choice"  # a sample with options: 'B' is option B, not a BlindTest circled letter
     if text.lower() in ("yes", "no"):
         return "yesno"
     if re.fullmatch(r"-?\d+", text):
-        return "count"
+        return "integer"
     if re.fullmatch(r"\d+\s*,\s*\d+", text):
-        return "rows_columns"
+        return "pair"
     if len(text) == 1 and text.isalpha():
         return "letter"
-    return "word"
+    return "string"
 
 
 def _auto(text: str) -> str | None:
@@ -265,7 +266,7 @@ def _auto(text: str) -> str | None:
     numbers = [b for b in braces if re.fullmatch(r"\d+", b)]
     if len(numbers) >= 2:
         return _pair(numbers[-2], numbers[-1])
-    if braces and (shape := shape_of(braces[-1])) != "word":
+    if braces and (shape := shape_of(braces[-1])) != "string":
         return EXTRACTORS[shape](braces[-1])
     if re.fullmatch(r"\W*\d+\s*,\s*\d+\W*", text):
         return _rows_columns(text)
@@ -293,7 +294,7 @@ def normalise(form: str, answer: str | int, choices: list[str] | None = None, na
     kind = _kind(form)
     if kind == "auto":
         kind = shape_of(text, choices)
-        if kind == "word":
+        if kind == "string":
             return _auto(text) or text.lower()
     found = EXTRACTORS[kind](text)
     if found is None:
