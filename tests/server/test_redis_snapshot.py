@@ -88,8 +88,16 @@ async def test_images_lost_to_an_older_snapshot_fail_the_sample_and_a_retry_answ
         assert all(r["answer"] == "yes" for i, r in first.items() if i != STRUCK)  # never 'no'
         again = RunOptions(out=out, concurrency=1, progress=False, retry_errors=True)
         retried = as_lines(await run_samples(samples, FunctionBackend(model, "scripted"), tools, CONFIG, again))
+        clean_model = CropThenAgain(snapshot_redis, second)
+        clean_model.struck = True  # the same run with nothing lost
+        clean_options = RunOptions(out=tmp_path / "clean", concurrency=1, progress=False)
+        clean = as_lines(await run_samples(samples, FunctionBackend(clean_model, "scripted"), tools, CONFIG,
+                                           clean_options))
     assert {i: (r["answer"], r["error_kind"], r["tool_calls"]) for i, r in retried.items()} == {
         s.id: ("yes", None, ["crop", "crop"]) for s in samples}
+    fields = ("answer", "correct", "error_kind", "tool_calls", "refused_calls", "agent", "rounds")
+    assert {i: [r[f] for f in fields] for i, r in retried.items()} == {
+        i: [r[f] for f in fields] for i, r in clean.items()}  # the run as a clean one writes it
 
 
 @pytest.mark.parametrize("mcp", [False, True], ids=["in-process", "over-MCP"])
