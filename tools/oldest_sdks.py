@@ -20,7 +20,7 @@ from pathlib import Path
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-PINNED = {"anthropic": "anthropic", "openai": "openai", "google-genai": "google.genai", "transformers": "transformers"}
+PINNED = ("anthropic", "openai", "google-genai", "transformers")
 TESTS = ["tests/agents/test_vendor_*.py", "tests/agents/test_vendors_today.py", "tests/agents/test_retry.py",
          "tests/agents/test_hf*.py", "tests/agents/test_gemini_reply_cap.py"]
 
@@ -46,8 +46,7 @@ def main(argv: list[str]) -> int:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target,
                         *(f"{name}=={version}" for name, version in bounds.items())], check=True)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [target, os.environ.get("PYTHONPATH")]))}
-        check = "; ".join(f"import importlib.metadata as m; print({name!r}, m.version({name!r}))"
-                          for name in bounds)
+        check = f"import importlib.metadata as m\nfor name in {list(bounds)!r}:\n    print(name, m.version(name))"
         seen = dict(line.split() for line in subprocess.run(
             [sys.executable, "-c", check], env=env, check=True, capture_output=True, text=True).stdout.splitlines())
         if {n: Version(v) for n, v in seen.items()} != {n: Version(v) for n, v in bounds.items()}:
