@@ -15,7 +15,7 @@ from .forms import same_answer
 def _named(benchmark_or_form: str) -> Benchmark | None:
     """The registered benchmark of that name; None for an answer form; a clear error for neither."""
     found = find(benchmark_or_form)
-    if found is None and benchmark_or_form.lower() not in (*forms.FORMS, *forms.FORMER_NAMES):
+    if found is None and forms.canonical(benchmark_or_form) is None:
         raise ValueError(f"benchmark_or_format: unknown {benchmark_or_form!r}; choose one of "
                          f"{', '.join([*benchmarks(), *forms.FORMS])}")
     return found

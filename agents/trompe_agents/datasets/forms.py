@@ -231,9 +231,15 @@ FORMS = (*EXTRACTORS, "auto")
 FORMER_NAMES = {"count": "integer", "rows_columns": "pair", "word": "string", "generic": "string"}
 
 
-def _kind(form: str) -> str:
+def canonical(form: str) -> str | None:
+    """The form's name today (a former name read as its new one); None for a name that is no form."""
     kind = FORMER_NAMES.get(form.lower(), form.lower())
-    if kind not in FORMS:
+    return kind if kind in FORMS else None
+
+
+def _kind(form: str) -> str:
+    kind = canonical(form)
+    if kind is None:
         raise ValueError(f"form: unknown answer form {form!r}; choose one of {', '.join(FORMS)}")
     return kind
 
