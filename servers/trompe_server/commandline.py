@@ -90,25 +90,23 @@ def refuse_unknown_options(parser: argparse.ArgumentParser, argv: Sequence[str])
             if "=" not in word:
                 for _ in range(_values_taken(action)):
                     next(words, None)
-        elif word in _subcommand_choices(here):
-            path.append(_subcommand_choices(here)[word])
+        elif (sub := _subcommand_choices(here).get(word)) is not None:
+            path.append(sub)
 
 
 def _option_action(parser: argparse.ArgumentParser, name: str) -> argparse.Action | None:
-    """The action `name` selects in `parser`: its exact option, else the one long option it uniquely begins."""
+    """The action `name` selects in `parser`: its exact option, else a long option it begins (argparse itself
+    names the candidates of an ambiguous one, or refuses an abbreviation where the parser takes none)."""
     if name in parser._option_string_actions:
         return parser._option_string_actions[name]
     begun = {parser._option_string_actions[option] for option in _long_options(parser) if option.startswith(name)}
-    if len(begun) == 1 and parser.allow_abbrev:
-        return begun.pop()
-    return next(iter(begun), None)  # ambiguous: argparse names the candidates itself
+    return next(iter(begun), None)
 
 
 def _values_taken(action: argparse.Action) -> int:
     """How many following words an option consumes for certain (`--out DIR`: one; a flag, or `nargs='*'`: none)."""
-    if action.nargs is None:
-        return 0 if isinstance(action, (argparse._StoreConstAction, argparse._CountAction, argparse._HelpAction,
-                                        argparse._VersionAction)) else 1
+    if action.nargs is None:  # (flags, counts, --help and --version have nargs 0)
+        return 1
     return action.nargs if isinstance(action.nargs, int) else 0
 
 
