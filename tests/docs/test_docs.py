@@ -124,10 +124,9 @@ def test_every_bash_block_says_how_it_is_checked():
                           f"(tests/docs/test_docs.py says what each means): {unmarked}")
 
 
-def run_page(page: Path, folder: Path) -> str | None:
-    """Run one page's marked blocks in order in `folder`, as a reader pasting them into a shell would: the first
-    that fails (its number, code and output), or None."""
-    env = keyless_env(folder)
+def run_page(page: Path, folder: Path, env: dict[str, str]) -> str | None:
+    """Run one page's marked blocks in order in `folder` with `env`, as a reader pasting them into a shell would:
+    the first that fails (its number, code and output), or None."""
     for number, (language, code) in enumerate(snippets(page), 1):
         command = ["bash", "-euo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
         done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=600,
@@ -203,9 +202,11 @@ def checked(tmp_path_factory) -> dict[object, str | None]:
     """Every page's marked blocks, side by side in threads, each in its own folder (so none sees another's files),
     while the refusing blocks run here one by one (in this process where they can): a page's failure keyed by the
     page, a refusing block's by (page, code)."""
+    folders = {page: tmp_path_factory.mktemp(page.stem) for page in PAGES if snippets(page)}
+    # each page's environment made here, before run_here starts swapping os.environ under the threads
+    envs = {page: keyless_env(folder) for page, folder in folders.items()}
     with ThreadPoolExecutor(max_workers=len(PAGES)) as pool:
-        futures = {page: pool.submit(run_page, page, tmp_path_factory.mktemp(page.stem)) for page in PAGES
-                   if snippets(page)}
+        futures = {page: pool.submit(run_page, page, folder, envs[page]) for page, folder in folders.items()}
         found = {(page, code): refuse_block(page, code, tmp_path_factory.mktemp("refuses")) for page, code in REFUSING}
         return found | {page: future.result() for page, future in futures.items()}
 
