@@ -12,6 +12,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,17 @@ class Trace:
         if kind == "start":
             fields.setdefault("trompe", __version__)
         record = {"t": round(time.monotonic() - self.start, 3), "event": kind, "agent": agent, **fields}
-        if self._refused is not None:  # a failing disk turns read-only after its first error: that one is the cause
+        with self._writing(), self.folder.log("trace.jsonl") as log:  # one write(2) a line, never a torn one
+            log.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write of this trace (a line or an image): after the disk refused one, every later one fails with that
+        first error, since a failing disk turns read-only after it and the first error is the cause."""
+        if self._refused is not None:
             raise self._refused
         try:
-            with self.folder.log("trace.jsonl") as log:  # one write(2) a line, never a torn one
-                log.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            yield
         except OSError as exc:
             self._refused = exc
             raise
@@ -63,10 +70,11 @@ class Trace:
             if name not in self._saved:
                 ext = "png" if image.mime_type == "image/png" else image.mime_type.rsplit("/", 1)[-1]
                 target = f"{name}.{ext}"
-                if self.store is None:
-                    self.images.write_bytes(target, image.data)
-                else:
-                    link(self.store, store_once(self.store, image.data, ext), self.images, target)
+                with self._writing():
+                    if self.store is None:
+                        self.images.write_bytes(target, image.data)
+                    else:
+                        link(self.store, store_once(self.store, image.data, ext), self.images, target)
                 self._saved.add(name)
         return [image.id for image in images]
 
