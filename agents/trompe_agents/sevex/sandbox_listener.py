@@ -27,7 +27,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .sandbox_syscalls import ARCHES, CHECKED_BYTES, MEMORY_PROBE, SIZE_ARGS
+from .sandbox_syscalls import ARCHES, CHECKED_BYTES, MEMORY_PROBE, PROT_EXEC, SIZE_ARGS
 
 NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101  # _IOWR('!', 0 and 1, struct seccomp_notif and _resp)
 NOTIF = struct.Struct("=QIIiIQ6Q")  # struct seccomp_notif: id, pid, flags, then seccomp_data: nr, arch, ip, args
@@ -37,7 +37,6 @@ KEPT, SHOWN = 16, 4  # refusals kept with their arguments (the rest are counted)
 STOP_AFTER = 16  # refusals answered before the sandbox is stopped (more would only cost us, not change its ending)
 CHECKS = 4096  # mappings checked and memory probes answered before the sandbox is stopped
 CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel makes the call as if the filter had allowed it
-PROT_EXEC = 4
 NAMES = {arch: {number: name for name, number in table.items()} for arch, table in ARCHES.values()}
 
 
@@ -155,11 +154,11 @@ class FilterRecord:
         """(error, flags) for a checked call: a mapping that would take the caller over its limit is refused
         ENOMEM and kept as a fact, any other goes on; a probe keeps the caller's peak as a fact if it is within
         CHECKED_BYTES of the limit (only a mapping smaller than that can have failed unseen)."""
-        limit = f"{self.memory_bytes // 2**20:,} MiB"
         if name == MEMORY_PROBE:
             peak = _mapped_bytes(pid, "VmPeak")
             if peak is not None and peak > self.memory_bytes - CHECKED_BYTES and self.memory is None:
-                self.memory = (f"the program's address space reached {peak // 2**20:,} MiB of its {limit} limit "
+                self.memory = (f"the program's address space reached {peak // 2**20:,} MiB of its "
+                               f"{self.memory_bytes // 2**20:,} MiB limit "
                                f"(its peak, VmPeak)")
             return -errno.EPERM, 0  # answered, not made: the caller learns nothing
         size = args[SIZE_ARGS[name]] - (args[1] if name == "mremap" else 0)  # mremap: what it grows by
@@ -168,7 +167,7 @@ class FilterRecord:
             return 0, CONTINUE
         if self.memory is None:
             self.memory = (f"the program asked for {size // 2**20:,} MiB more with {mapped // 2**20:,} MiB mapped, "
-                           f"over its {limit} limit ({name} refused ENOMEM)")
+                           f"over its {self.memory_bytes // 2**20:,} MiB limit ({name} refused ENOMEM)")
         return -errno.ENOMEM, 0
 
     def summary(self) -> str:
