@@ -218,9 +218,9 @@ def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, sp
     return list(dataset), f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}"
 
 
-def _said(isolation, args: argparse.Namespace, counted: str) -> None:
+def _said(isolation, limits: SandboxLimits, counted: str) -> None:
     """What a run is about to use, on stderr, once nothing is left to refuse: the sandbox's bounds, the samples."""
-    print(f"sevex: {isolation.bounds(SandboxLimits(wall_seconds=args.timeout))}", file=sys.stderr)
+    print(f"sevex: {isolation.bounds(limits)}", file=sys.stderr)
     print(counted, file=sys.stderr)
 
 
@@ -299,8 +299,9 @@ async def _explore(args: argparse.Namespace) -> int:
         if explorer is not None:
             args.chosen.check(presets.planned(explorer), "sevex", "explorer")
         run["preset"] = args.chosen.record()
-    _said(isolation, args, counted)  # a refusal above is its one line; what is about to run is said here
-    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
+    limits = SandboxLimits(wall_seconds=args.timeout)
+    _said(isolation, limits, counted)  # a refusal above is its one line; what is about to run is said here
+    sandbox = Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, run["task"], run.get("task_description")))
@@ -331,10 +332,11 @@ async def _apply(args: argparse.Namespace) -> int:
     target = _backend(args, "target")
     if args.chosen:
         args.chosen.check(presets.planned(target), "sevex", "target")
-    _said(isolation, args, counted)
+    limits = SandboxLimits(wall_seconds=args.timeout)
+    _said(isolation, limits, counted)
     samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
                            prompt.meta.get("dev_content"))[: args.limit]
-    sandbox = Sandbox(SandboxLimits(wall_seconds=args.timeout), warm=min(args.concurrency, 4), isolation=isolation)
+    sandbox = Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, task.name, prompt.meta.get("task_description")))
