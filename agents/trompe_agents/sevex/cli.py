@@ -332,10 +332,10 @@ async def _apply(args: argparse.Namespace) -> int:
     target = _backend(args, "target")
     if args.chosen:
         args.chosen.check(presets.planned(target), "sevex", "target")
-    limits = SandboxLimits(wall_seconds=args.timeout)
-    _said(isolation, limits, counted)
     samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
                            prompt.meta.get("dev_content"))[: args.limit]
+    limits = SandboxLimits(wall_seconds=args.timeout)
+    _said(isolation, limits, counted)  # after the last refusal (every sample a development one), as explore does
     sandbox = Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
