@@ -10,13 +10,13 @@ and runs the test files that drive the SDKs against the loopback fake vendors (a
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
+from packaging.requirements import Requirement
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,10 +30,10 @@ def lower_bounds() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     specs = [*project["dependencies"], *(s for extra in project["optional-dependencies"].values() for s in extra)]
     found = {}
-    for spec in specs:
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*>=\s*([0-9][0-9.]*)\s*(,.*)?", spec.strip())
-        if match and match.group(1) in PINNED:
-            found[match.group(1)] = match.group(2)
+    for requirement in map(Requirement, specs):
+        floor = next((s.version for s in requirement.specifier if s.operator == ">="), None)
+        if requirement.name in PINNED and floor:
+            found[requirement.name] = floor
     missing = set(PINNED) - set(found)
     if missing:
         raise SystemExit(f"oldest_sdks: pyproject.toml pins no lower bound (>=) for {', '.join(sorted(missing))}")
