@@ -30,16 +30,22 @@ def no_file_may_grow():
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
+def mount(arguments: list[str], what: str, how: str) -> None:
+    """`mount ARGUMENTS`, or the test skipped (a failure in CI) naming `what` is missing and `how` to have it."""
+    done = subprocess.run(["mount", *arguments], capture_output=True, text=True)
+    if done.returncode != 0:
+        needs.missing(what, f"{how} ({done.stderr.strip()})")
+
+
 class TinyDisk:
     """A tmpfs of its own mounted on a folder: a real filesystem that fills up, or turns read-only, when told."""
 
     def __init__(self, where: Path, size: int):
         self.where = where
         where.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:  # not root, or no CAP_SYS_ADMIN in this container
-            needs.missing("mounting a tmpfs", f"run the tests as root ({done.stderr.strip()})")
+        # not root, or no CAP_SYS_ADMIN in this container
+        mount(["-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)], "mounting a tmpfs",
+              "run the tests as root")
 
     def remount(self, option: str) -> None:
         """Change the mounted filesystem in place ('size=4m', 'ro', 'rw'): its files stay."""
@@ -70,10 +76,8 @@ class LoopMount:
         self.mount()
 
     def mount(self) -> None:
-        done = subprocess.run(["mount", "-o", self.options, str(self.image), str(self.at)], capture_output=True,
-                              text=True)
-        if done.returncode != 0:
-            needs.missing("a loop device", f"run the tests as root on a host with loop devices ({done.stderr.strip()})")
+        mount(["-o", self.options, str(self.image), str(self.at)], "a loop device",
+              "run the tests as root on a host with loop devices")
         self.mounted = True
 
     def unmount(self) -> None:
@@ -150,12 +154,12 @@ class QuotaDisk:
         command("btrfs", "subvolume", "create", self.where)
         rootid = subprocess.run(["btrfs", "inspect-internal", "rootid", str(self.where)], capture_output=True,
                                 text=True, check=True).stdout.strip()
-        self.qgroup, self.top = f"0/{rootid}", top
+        self.qgroup = f"0/{rootid}"
 
     def limit(self, size: str) -> None:
         """Set the quota ('64k', 'none'); what the subvolume already holds counts against it. Named by its id,
         through the filesystem's root: a change made through the subvolume itself is refused once it is over."""
-        command("btrfs", "qgroup", "limit", size, self.qgroup, self.top)
+        command("btrfs", "qgroup", "limit", size, self.qgroup, self.mounted.at)
 
 
 @contextlib.contextmanager
