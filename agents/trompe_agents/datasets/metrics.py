@@ -55,7 +55,7 @@ def metric_keys(metadata: dict[str, Any]) -> dict[str, Any]:
 # line it was read from): emptied in the records kept for a harness scorer, so scoring 100k records holds the few
 # fields it needs
 UNSCORED = {"reasons": "", "tool_calls": [], "refused_calls": [], "unknown_calls": [], "roles": {}, "usage": Usage(),
-            "stops": {}, "images": [], "trace": None}
+            "stops": {}, "images": [], "trace": None, "source": None}
 
 
 def per_group(groups: dict[str, list[int]], rule: str, mean_name: str) -> Metrics:
@@ -88,7 +88,7 @@ def benchmark_metrics(fmt: str | None, records: Iterable[SampleResult], scorer: 
         if record.failed:
             failures.add(record.id)
         if harness:
-            labelled.append(replace(record, **UNSCORED, source=None))
+            labelled.append(replace(record, **UNSCORED))
         else:
             counts = groups[str(record.category or "-")]
             counts[0] += record.right
