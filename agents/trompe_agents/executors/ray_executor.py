@@ -51,7 +51,6 @@ def _token_refusal(where: str, exc: BaseException) -> str:
             "~/.ray/auth_token (`ray get-auth-token` on the head prints it)")
 
 
-
 @contextlib.contextmanager
 def _sigterm_kept() -> Iterator[None]:
     """ray.init sets a SIGTERM handler that exits at once (sys.exit), skipping the run's cleanup and its exit
@@ -62,6 +61,7 @@ def _sigterm_kept() -> Iterator[None]:
     finally:
         if kept is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, kept)
+
 
 class Answerer:
     """A Ray actor: one worker (backend, in-process tool server, agent) answering many samples concurrently.
