@@ -48,7 +48,8 @@ if CGROUP == "none":
     cgroup.layout = lambda: "none, for the comparison"
 elif CGROUP != "both":  # the launcher joins only this controller's folder (v1: memory first, then pids)
     JOINED = {"memory": 0, "pids": -1}[CGROUP]
-    cgroup.SandboxCgroup.procs = property(lambda group: [str(group.folders[JOINED] / "cgroup.procs")])
+    cgroup.SandboxCgroup.joins_all = cgroup.SandboxCgroup.joins
+    cgroup.SandboxCgroup.joins = property(lambda group: [group.joins_all[JOINED]])
 
 async def crop(args):
     return "img_001"

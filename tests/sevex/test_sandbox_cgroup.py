@@ -103,12 +103,16 @@ async def test_no_cgroup_outlives_its_sandbox_after_an_answer_a_cancel_or_a_kill
     assert own_folders() == set()
 
     worker = await SandboxChild.start(require_os_sandbox(), SandboxLimits(wall_seconds=30))
-    assert {Path(p).parent for p in worker.launch.cgroup.procs} <= own_folders()
+    assert {Path(p).parent for p in worker.launch.cgroup.joins} <= own_folders()
     spin = main("while True:\n    pass")
     running = asyncio.ensure_future(worker.run({"code": spin, "prompt": "", "images": [], "question": "",
                                                 "api": {}}, {}, SandboxLimits(wall_seconds=30)))
     while worker.record is None:  # the job has gone in
         await asyncio.sleep(0.05)
+    tree = _tree(worker.process.pid)  # launcher, its pid 1, bubblewrap, its init, the child spinning
+    assert len(tree) >= 5
+    for folder in worker.launch.cgroup.folders:  # the launcher joined one thread; every process came in with it
+        assert tree <= set(_members(folder)), folder
     os.kill(worker.process.pid, signal.SIGKILL)  # the launcher: its sandbox dies with it
     assert (await running).kind == "crashed"
     await worker.close()
@@ -153,6 +157,16 @@ def test_the_cgroups_of_a_killed_sevex_are_removed_by_the_next_one(subreaper):
         assert kept.remove()
         for pid in zombies() - before:  # the killed SEVEX's launchers, re-parented to us
             os.waitpid(pid, 0)
+
+
+def _tree(pid: int) -> set[str]:
+    """`pid` and every process below it, from /proc's children lists."""
+    found, todo = set(), [str(pid)]
+    while todo:
+        found.add(each := todo.pop())
+        with open(f"/proc/{each}/task/{each}/children") as f:
+            todo += f.read().split()
+    return found
 
 
 def _members(folder: Path) -> list[str]:

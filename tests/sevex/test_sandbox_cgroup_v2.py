@@ -81,7 +81,7 @@ def test_a_sandbox_group_is_made_with_its_v2_limits_and_its_counts_read(v2):
     assert group.folders == (folder,) and folder.parent == delegated and cgroup.NAME.fullmatch(folder.name)
     assert {path.name: path.read_text() for path in folder.iterdir()} == {
         "memory.max": str(1280 * 2**20), "memory.oom.group": "1", "pids.max": "16"}
-    assert group.procs == [str(folder / "cgroup.procs")]
+    assert group.joins == [str(folder / "cgroup.procs")]
     assert group.counters() == cgroup.Counters(oom_kills=0, pids_refused=0)  # not written yet: none counted
     (folder / "memory.events").write_text(MEMORY_EVENTS)
     (folder / "pids.events").write_text("max 3\n")

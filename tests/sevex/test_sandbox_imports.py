@@ -41,3 +41,18 @@ def test_what_allowed_modules_import_in_their_functions_is_loaded_before_the_pro
     needed = {name for module in sandbox_child.ALLOWED_MODULES for name in imported_in_functions(module)}
     assert "heapq" in needed  # collections.Counter.most_common's
     assert needed - set(loaded) == set()
+
+
+def _source_modules_loaded(code: str) -> set[str]:
+    """The modules written in Python (not built in, not a shared library) that `python -I -S -c code` loads."""
+    report = ("import sys; print(' '.join(name for name, module in sys.modules.items() "
+              "if str(getattr(module, '__file__', '')).endswith('.py')))")
+    return set(subprocess.run([sys.executable, "-I", "-S", "-c", f"{code}; {report}"], capture_output=True, text=True,
+                              check=True, timeout=60).stdout.split())
+
+
+def test_the_launcher_loads_no_python_module_beyond_what_os_needs():
+    """Every sandbox starts an interpreter for the launcher: json, contextlib, the ctypes and signal packages
+    (enum, re, functools, collections) would more than double its CPU (bench/README.md, issue 42's overhead)."""
+    launcher = _source_modules_loaded(f"import sys; sys.path.insert(0, {str(SEVEX / 'isolation')!r}); import launcher")
+    assert launcher - {"launcher"} <= _source_modules_loaded("import os")

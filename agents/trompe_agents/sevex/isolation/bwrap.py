@@ -17,7 +17,7 @@ wall-clock kill, SEVEX's death, the OOM killer) takes the whole process tree, at
 from __future__ import annotations
 
 import functools
-import json
+import marshal
 import os
 import platform
 import pwd
@@ -126,14 +126,14 @@ class Bwrap(Isolation):
         report, report_end = os.pipe()
         plan = {"stage": str(folder), "binds": [source for source, _ in pairs], "user": user, "owner": user,
                 "bytes": limits.disk_bytes, "files": limits.disk_files, "report": report_end,
-                "cgroups": group.procs if group else []}
+                "cgroups": group.joins if group else []}
         view = [arg for i, (_, dest) in enumerate(pairs) for arg in ("--ro-bind", f"{folder}/{i}", dest)]
         argv = [self.executable, "--unshare-all", "--unshare-user", "--uid", str(UID), "--gid", str(UID),
                 *(["--disable-userns"] if "--disable-userns" in newer else []), "--die-with-parent",
                 "--new-session", "--clearenv", "--cap-drop", "ALL", "--hostname", "sevex", *view, *links,
                 "--dev", "/dev", "--remount-ro", "/dev", "--bind", f"{folder}/work", WORK_DIR,
                 "--chdir", WORK_DIR, "--remount-ro", "/"]
-        launcher = [interpreter(), "-I", "-S", str(LAUNCHER), json.dumps(plan), str(os.getpid()), "--"]
+        launcher = [interpreter(), "-I", "-S", str(LAUNCHER), marshal.dumps(plan).hex(), str(os.getpid()), "--"]
         return Launch([*launcher, *argv, "--", interpreter(), "-I", "-S", *program], pass_fds=(report_end, *fds),
                       signal_statuses=True, stop_signal=signal.SIGTERM, report=report, cgroup=group)
 

@@ -5,8 +5,8 @@ cgroup v2 where the nearest folder at or above our own that gives its children t
 controllers is delegated to us (we may make folders and move processes there); else cgroup v1's memory and
 pids hierarchies where we may make folders in both (root, in most containers), under the place this process
 has in each (/proc/self/cgroup), so the host's bounds on us hold for our sandboxes too. Each sandbox's folders
-are `trompe-sevex-<our pid>-<n>`, made before its launcher starts; the launcher writes itself into their
-cgroup.procs before anything else, so every process of the sandbox is inside from its launcher's first
+are `trompe-sevex-<our pid>-<n>`, made before its launcher starts; the launcher writes itself into them
+(`Layout.join_file`) before anything else, so every process of the sandbox is inside from its launcher's first
 instruction. They are removed when the sandbox ends, any member left killed first; a folder whose owner pid
 has no process (a SEVEX killed before it could remove it) is removed by the next SEVEX that makes one.
 Standard library only, as all of the sandbox's side is.
@@ -48,6 +48,13 @@ class Layout:
     @property
     def memory_limit(self) -> str:
         return "memory.max" if self.version == 2 else "memory.limit_in_bytes"
+
+    @property
+    def join_file(self) -> str:
+        """Where the launcher writes "0" to move itself in. v1's `tasks` moves the writing thread alone (the
+        launcher has one), which the kernel does without waiting for an RCU grace period as a whole-process move
+        through cgroup.procs must (~10 ms, bench/README.md); v2 moves threads only inside threaded subtrees."""
+        return "cgroup.procs" if self.version == 2 else "tasks"
 
     @property
     def oom_counter(self) -> str:
@@ -164,17 +171,17 @@ def layout() -> Layout | str:
 
 
 def _joins(group: SandboxCgroup) -> bool:
-    """Whether a process of ours can write itself into the group's cgroup.procs, as the launcher will."""
-    join = 'for procs; do echo $$ > "$procs" || exit 1; done'
+    """Whether a process of ours can write itself into the group's join files, as the launcher will."""
+    join = 'for file; do echo 0 > "$file" || exit 1; done'
     try:
-        return subprocess.run(["/bin/sh", "-c", join, "sh", *group.procs], stderr=subprocess.DEVNULL, env={},
+        return subprocess.run(["/bin/sh", "-c", join, "sh", *group.joins], stderr=subprocess.DEVNULL, env={},
                               check=False, timeout=30).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
 
 class SandboxCgroup:
-    """One sandbox's folders, made with their limits set; `procs` are the files its launcher joins."""
+    """One sandbox's folders, made with their limits set; `joins` are the files its launcher joins through."""
 
     def __init__(self, layout_: Layout, name: str):
         self.layout = layout_
@@ -205,8 +212,8 @@ class SandboxCgroup:
         return group
 
     @property
-    def procs(self) -> list[str]:
-        return [str(folder / "cgroup.procs") for folder in self.folders]
+    def joins(self) -> list[str]:
+        return [str(folder / self.layout.join_file) for folder in self.folders]
 
     def counters(self) -> Counters:
         """The kernel's counts for this sandbox (zero where a file cannot be read)."""

@@ -25,26 +25,40 @@ it, for good while it waits for a go-ahead that will never come. In that namespa
 it (it reads /proc/PID of its init), mounted in a mount namespace of its own.
 """
 
-import contextlib
-import ctypes
-import json
+import _ctypes  # not the ctypes package: this file imports only what costs no Python code to load (see main)
+import marshal
 import os
 import resource  # noqa: F401 -- os.wait4 imports it, by then as a user who may not read the interpreter's files
 import select
-import signal
+import _signal as signal  # the signal module less its enums: enum would cost this start some 5 ms of CPU
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
 
-libc = ctypes.CDLL(None, use_errno=True)
+
+class _Int(_ctypes._SimpleCData):
+    _type_ = "i"
 
 
-def check(result: int, what: str) -> None:
-    if result != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"{what}: {os.strerror(error)}")
+class _UnsignedLong(_ctypes._SimpleCData):
+    _type_ = "L"
+
+
+class _Function(_ctypes.CFuncPtr):  # a libc function returning int, errno kept for _ctypes.get_errno
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    _restype_ = _Int
+
+
+_LIBC = _ctypes.dlopen(None)  # the interpreter's own symbols, libc's among them
+
+
+def libc(name: str, *args: object, what: str | None = None) -> None:
+    """Call libc's `name` (ints, bytes, None as C int, char *, NULL); an OSError saying `what` if it fails."""
+    if _Function(_ctypes.dlsym(_LIBC, name))(*args) != 0:
+        error = _ctypes.get_errno()
+        raise OSError(error, f"{what or name}: {os.strerror(error)}")
 
 
 def _bytes(text: str | None) -> bytes | None:
@@ -52,13 +66,13 @@ def _bytes(text: str | None) -> bytes | None:
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    check(libc.mount(_bytes(source), _bytes(target), _bytes(fstype), ctypes.c_ulong(flags), _bytes(data)),
-          f"mount {target}")
+    libc("mount", _bytes(source), _bytes(target), _bytes(fstype), _UnsignedLong(flags), _bytes(data),
+         what=f"mount {target}")
 
 
 def die_with(parent: int) -> None:
     """SIGKILL this process when the parent dies, and exit now if it already has (the race PDEATHSIG has)."""
-    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+    libc("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
 
@@ -74,10 +88,10 @@ def become(user: tuple[int, int] | None) -> None:
 def bubblewrap(program: int, argv: list[str], user: tuple[int, int] | None, alive: int) -> None:
     """In the forked child, pid 1 of our pid namespace: a /proc of that namespace, the unprivileged user, a
     parent-death signal (set after the change of uid, which clears it), then bubblewrap as its child."""
-    check(libc.unshare(CLONE_NEWNS), "unshare")
+    libc("unshare", CLONE_NEWNS)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     become(user)
-    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+    libc("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if select.select([alive], [], [], 0)[0]:  # the launcher died before the signal was set
         os._exit(1)
     os.close(alive)
@@ -101,8 +115,10 @@ def reap(started: int) -> int:
         if pid == started:
             status = os.waitstatus_to_exitcode(wait_status) if os.WIFEXITED(wait_status) else \
                 128 + os.WTERMSIG(wait_status)
-            with contextlib.suppress(ProcessLookupError):  # nothing left
+            try:
                 os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:  # nothing left
+                pass
 
 
 def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] | None, report: int) -> int:
@@ -132,7 +148,7 @@ def supervise(program: int, argv: list[str], parent: int, user: tuple[int, int] 
     while signal.sigwaitinfo(awaited).si_signo == signal.SIGCHLD:
         reaped, status, usage = os.wait4(child, os.WNOHANG)
         if reaped:  # our child exits with bubblewrap's status, as reap() reports it, or dies of a signal
-            os.write(report, json.dumps({"cpu_seconds": usage.ru_utime + usage.ru_stime}).encode())
+            os.write(report, repr(usage.ru_utime + usage.ru_stime).encode())  # CPU seconds, as Python writes a float
             return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
     stop(child, bubblewrap_fd, alive_write)
     return 1
@@ -143,8 +159,10 @@ def stop(child: int, bubblewrap_fd: int, alive_write: int) -> None:
     (EPERM): closing the pipe it checks after its own change of uid makes it exit by itself then."""
     os.close(alive_write)
     while True:
-        with contextlib.suppress(PermissionError, ProcessLookupError):  # ProcessLookupError: it has ended
+        try:
             signal.pidfd_send_signal(bubblewrap_fd, signal.SIGKILL)
+        except (PermissionError, ProcessLookupError):  # ProcessLookupError: it has ended
+            pass
         if select.select([bubblewrap_fd], [], [], 0.01)[0]:  # it has ended
             os.waitpid(child, 0)
             return
@@ -154,7 +172,7 @@ def own_namespaces(root: bool) -> None:
     """Private mount and pid namespaces (the pid one for our children); when not root, inside a user namespace
     mapping this uid to its root."""
     uid, gid = os.getuid(), os.getgid()
-    check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | (0 if root else CLONE_NEWUSER)), "unshare")
+    libc("unshare", CLONE_NEWNS | CLONE_NEWPID | (0 if root else CLONE_NEWUSER))
     if not root:
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
@@ -181,16 +199,22 @@ def stage(plan: dict, sources: list[int]) -> None:
           f"mode=0700,uid={owner[0]},gid={owner[1]},size={plan['bytes']},nr_inodes={plan['files']}")
 
 
-def join(procs: list[str]) -> None:
-    """Into the sandbox's cgroup (its cgroup.procs files, one per hierarchy), before anything else: every
-    process the launcher starts is then inside it, bounded and counted."""
-    for path in procs:
+def join(files: list[str]) -> None:
+    """Into the sandbox's cgroup (one join file per hierarchy, cgroup.py's `Layout.join_file`), before anything
+    else: every process the launcher starts is then inside it, bounded and counted. "0" is the writer; a v1
+    `tasks` file moves only the writing thread, so this process must have no other (it starts none)."""
+    if files and len(os.listdir("/proc/self/task")) != 1:
+        sys.exit("launcher: more than one thread before joining the sandbox's cgroup")
+    for path in files:
         with open(path, "w") as f:
-            f.write(str(os.getpid()))
+            f.write("0")
 
 
 def main() -> None:
-    plan, parent = json.loads(sys.argv[1]), int(sys.argv[2])
+    """The plan comes marshalled (in hex), which the same interpreter binary writes and reads: this process
+    imports only modules built into the interpreter or one C extension each, since json, contextlib and the
+    ctypes package would more than double its start, some 16 ms of CPU a sandbox (bench/README.md)."""
+    plan, parent = marshal.loads(bytes.fromhex(sys.argv[1])), int(sys.argv[2])
     argv = sys.argv[sys.argv.index("--") + 1:]
     join(plan["cgroups"])
     die_with(parent)  # nothing to clean up before bubblewrap starts
