@@ -48,8 +48,7 @@ if CGROUP == "none":
     cgroup.layout = lambda: "none, for the comparison"
 elif CGROUP != "both":  # the launcher joins only this controller's folder (v1: memory first, then pids)
     JOINED = {"memory": 0, "pids": -1}[CGROUP]
-    cgroup.SandboxCgroup.joins_all = cgroup.SandboxCgroup.joins
-    cgroup.SandboxCgroup.joins = property(lambda group: [group.joins_all[JOINED]])
+    cgroup.SandboxCgroup.joins = property(lambda group: [str(group.folders[JOINED] / group.layout.join_file)])
 
 async def crop(args):
     return "img_001"

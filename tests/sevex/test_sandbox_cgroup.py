@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from attack_programs import main
 from leftovers import cgroup_folders
+from proctree import descendants
 from sandbox_as_nobody import bounds_as_nobody, run_programs_as_nobody
 from sandbox_support import require_os_sandbox, zombies
 
@@ -109,10 +110,10 @@ async def test_no_cgroup_outlives_its_sandbox_after_an_answer_a_cancel_or_a_kill
                                                 "api": {}}, {}, SandboxLimits(wall_seconds=30)))
     while worker.record is None:  # the job has gone in
         await asyncio.sleep(0.05)
-    tree = _tree(worker.process.pid)  # launcher, its pid 1, bubblewrap, its init, the child spinning
+    tree = descendants(worker.process.pid)  # launcher, its pid 1, bubblewrap, its init, the child spinning
     assert len(tree) >= 5
     for folder in worker.launch.cgroup.folders:  # the launcher joined one thread; every process came in with it
-        assert tree <= set(_members(folder)), folder
+        assert tree <= {int(pid) for pid in _members(folder)}, folder
     os.kill(worker.process.pid, signal.SIGKILL)  # the launcher: its sandbox dies with it
     assert (await running).kind == "crashed"
     await worker.close()
@@ -157,16 +158,6 @@ def test_the_cgroups_of_a_killed_sevex_are_removed_by_the_next_one(subreaper):
         assert kept.remove()
         for pid in zombies() - before:  # the killed SEVEX's launchers, re-parented to us
             os.waitpid(pid, 0)
-
-
-def _tree(pid: int) -> set[str]:
-    """`pid` and every process below it, from /proc's children lists."""
-    found, todo = set(), [str(pid)]
-    while todo:
-        found.add(each := todo.pop())
-        with open(f"/proc/{each}/task/{each}/children") as f:
-            todo += f.read().split()
-    return found
 
 
 def _members(folder: Path) -> list[str]:
