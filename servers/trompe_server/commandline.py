@@ -127,6 +127,7 @@ def _fix(name: str, path: list[argparse.ArgumentParser], root: argparse.Argument
 
 
 def _subcommand_choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Its subcommands by name, aliases included (argparse allows one set of them per parser)."""
     return next((action.choices for action in parser._actions if isinstance(action, argparse._SubParsersAction)), {})
 
 
@@ -137,7 +138,5 @@ def _long_options(parser: argparse.ArgumentParser) -> list[str]:
 def subcommands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
     """The parser and every subcommand's below it, each with its name."""
     yield parser.prog, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):  # an alias maps to the same parser
-                yield from subcommands(sub)
+    for sub in dict.fromkeys(_subcommand_choices(parser).values()):  # an alias maps to the same parser
+        yield from subcommands(sub)

@@ -106,8 +106,10 @@ def official(records: list[SampleResult]) -> Score:
     for record in records:
         task = hf_task(record)
         text = reply(record, render)
-        gold = normalise("auto", str(record.label))  # the form-level reading (answers.states_answer's, in `auto`)
-        right = text is not None and same_answer(extract("auto", text, expected=gold), gold)
+        right = False
+        if text is not None:  # the form-level reading (answers.states_answer's, in `auto`)
+            gold = normalise("auto", str(record.label))
+            right = same_answer(extract("auto", text, expected=gold), gold)
         rights[PAPER_GROUPS.get(re.sub(r"[^a-z]", "", task.lower()), task)].append(right)
     groups = per_group(rights)
     return Score(OFFICIAL, "VLMs Are Blind, Table 1: accuracy per task (8 tasks), mean over tasks", {

@@ -218,10 +218,13 @@ def _load(path: Path, fmt: str | None, images_root: str | Path | None = None, sp
     return list(dataset), f"{len(dataset)} samples from {path} ({dataset.format}){describe_counts(dataset)}"
 
 
-def _said(isolation, limits: SandboxLimits, counted: str) -> None:
-    """What a run is about to use, on stderr, once nothing is left to refuse: the sandbox's bounds, the samples."""
+def _sandbox(args: argparse.Namespace, isolation, counted: str) -> Sandbox:
+    """The run's sandbox, once nothing is left to refuse, saying on stderr what the run is about to use: the
+    sandbox's bounds, the samples."""
+    limits = SandboxLimits(wall_seconds=args.timeout)
     print(f"sevex: {isolation.bounds(limits)}", file=sys.stderr)
     print(counted, file=sys.stderr)
+    return Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
 
 
 async def _close(*backends) -> None:
@@ -299,9 +302,7 @@ async def _explore(args: argparse.Namespace) -> int:
         if explorer is not None:
             args.chosen.check(presets.planned(explorer), "sevex", "explorer")
         run["preset"] = args.chosen.record()
-    limits = SandboxLimits(wall_seconds=args.timeout)
-    _said(isolation, limits, counted)  # a refusal above is its one line; what is about to run is said here
-    sandbox = Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
+    sandbox = _sandbox(args, isolation, counted)  # a refusal above is its one line; what is about to run is said here
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, run["task"], run.get("task_description")))
@@ -334,9 +335,7 @@ async def _apply(args: argparse.Namespace) -> int:
         args.chosen.check(presets.planned(target), "sevex", "target")
     samples = _without_dev(samples, prompt.meta.get("dev_ids") or [], args.include_dev,
                            prompt.meta.get("dev_content"))[: args.limit]
-    limits = SandboxLimits(wall_seconds=args.timeout)
-    _said(isolation, limits, counted)  # after the last refusal (every sample a development one), as explore does
-    sandbox = Sandbox(limits, warm=min(args.concurrency, 4), isolation=isolation)
+    sandbox = _sandbox(args, isolation, counted)  # after the last refusal (every sample a development one), as explore
     async with toolclient_from_args(args) as tools:
         runner = await Runner.create(tools, target, task, sandbox, args.concurrency,
                                      _distributed(args, task.name, prompt.meta.get("task_description")))

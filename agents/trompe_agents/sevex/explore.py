@@ -163,7 +163,7 @@ class Explorer:
         try:
             exp.analysis, exp.insights = await self.roles.analyse(
                 task=self.runner.task.description, idea=node.idea, impl=node.implementation,
-                accuracy=exp.reward, results=exp.results, images=images)
+                accuracy=exp.reward, results=node.outcomes(), images=images)
         except RoleError as exc:
             exp.analysis = f"analysis failed: {exc}"
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from string import Template
 from typing import Any
@@ -11,7 +12,7 @@ from trompe_prompts import read_prompt
 from ..final_answer import AnswerError, parse_answer
 from ..backends.base import Backend
 from ..messages import ImagePart, Message, TextPart, Usage
-from .outcome import from_line
+from ..records import SampleResult
 from .tree import Implementation, SelfEval
 
 IDEAS_SCHEMA = {"type": "object", "required": ["ideas"], "properties": {"ideas": {"type": "array", "items": {
@@ -113,11 +114,10 @@ class Roles:
         return Implementation(reply["code"], reply["prompt"])
 
     async def analyse(self, *, task: str, idea: str, impl: Implementation, accuracy: float,
-                      results: list[dict[str, Any]], images: list[ImagePart]) -> tuple[str, list[str]]:
-        read = [(from_line(r, program=bool(impl.code)), r) for r in results]  # tree.json's summaries
-        lines = [f"- {r.id}{_run_label(line)}: predicted {r.answer!r}, truth {r.label!r}, "
+                      results: list[SampleResult], images: list[ImagePart]) -> tuple[str, list[str]]:
+        lines = [f"- {r.id}{_run_label(r.source or {})}: predicted {r.answer!r}, truth {r.label!r}, "
                  f"{'correct' if r.right else 'WRONG'}" + (f" ({r.error})" if r.error else "")
-                 for r, line in read]
+                 for r in results]
         text = _fill("analyst.md", target=self.target_name, task=task, idea=idea, code=impl.code,
                      prompt=impl.prompt, accuracy=f"{accuracy:.3f}", results="\n".join(lines))
         reply = await self._ask("analyst", "backpropagation", text, ANALYSIS_SCHEMA, images)
@@ -138,9 +138,9 @@ def _fill(name: str, **values: Any) -> str:
     return Template(read_prompt("sevex", name)).safe_substitute({k: str(v) for k, v in values.items()})
 
 
-def _run_label(result: dict[str, Any]) -> str:
-    """' (run 2)' for a result of a repeated evaluation (--repeats), else nothing."""
-    return f" (run {result['run']})" if result.get("run") else ""
+def _run_label(line: Mapping[str, Any]) -> str:
+    """' (run 2)' for a result of a repeated evaluation (--repeats), read from its line, else nothing."""
+    return f" (run {line['run']})" if line.get("run") else ""
 
 
 def _bullets(items: list[str]) -> str:
