@@ -65,10 +65,6 @@ def keyless_env(home: Path) -> dict[str, str]:
     return env
 
 
-def fenced_bash(text: str) -> list[str]:
-    return re.findall(r"```bash\n(.*?)\n```", text, re.S)
-
-
 def require(tool: str) -> str:
     """A tool the docs checks need: skipped on a developer's machine without it, a failure in CI."""
     path = shutil.which(tool, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -93,13 +89,13 @@ def test_site_builds_strictly_and_offline(tmp_path):
 def test_readme_is_short_and_starts_with_the_two_commands():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.encode()) <= README_LIMIT, f"README.md is {len(text.encode())} bytes; keep it under 15 KB"
-    serve, tests = fenced_bash(text)[:2]
+    (_, serve), (_, tests) = bash_blocks(ROOT / "README.md")[:2]
     assert serve.strip().endswith("trompe-server") and "pip install -e ." in serve
     assert tests.strip().endswith("python -m pytest")
 
 
 def test_ci_runs_the_readme_test_command():
-    readme_tests = fenced_bash((ROOT / "README.md").read_text(encoding="utf-8"))[1].strip()
+    readme_tests = bash_blocks(ROOT / "README.md")[1][1].strip()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert readme_tests in ci, ".ci/run must run the README's test command exactly as written"
 

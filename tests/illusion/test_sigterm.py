@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,35 +19,20 @@ from proctree import descendants, state
 from signalkit import IGNORED, STARTS, kill_session
 from runlines import written
 
-HERE = Path(__file__).parent
+from .illusion_runs import command, run_env, wait_until
+
 BOUND = 120  # seconds: a bound for a run that ignores its signal (the fault this guards against), not a timing check
 RAY_BOUND = 600  # the same for a run on Ray, whose start alone is about 18 CPU-seconds (bench/README.md)
 
 
-def command(probe_dir: Path, out: Path, *extra: str) -> list[str]:
+def gated(probe_dir: Path, out: Path, *extra: str) -> list[str]:
     """A run whose model hangs after three answers until TROMPE_TEST_GATE exists (scripted.gated_line_then_yes)."""
-    return [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model",
-            "scripted:gated_line_then_yes", "run", "--dataset", str(probe_dir), "--out", str(out), "--no-progress",
-            "--concurrency", "1", *extra]
+    return command(probe_dir, out, "--concurrency", "1", *extra, model="scripted:gated_line_then_yes")
 
 
 def start_run(probe_dir: Path, out: Path, env: dict[str, str], started: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(command(probe_dir, out, *extra), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen(gated(probe_dir, out, *extra), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, **STARTS[started])
-
-
-def run_env(tmp_path: Path, **more: str) -> dict[str, str]:
-    return os.environ | {"PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-                         "TROMPE_TEST_GATE": str(tmp_path / "gate"), **more}
-
-
-def wait_until(condition, proc: subprocess.Popen, bound: float = BOUND) -> None:
-    deadline = time.monotonic() + bound
-    while not condition():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the run ended or stalled first: {proc.communicate()[1][-3000:]}")
-        time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
 
 
 @pytest.mark.parametrize(("signum", "started"), [(signal.SIGTERM, "script"), (signal.SIGHUP, "script"),
@@ -62,10 +46,11 @@ def test_a_signal_removes_the_spill_folder_and_says_how_to_resume(probe_dir, tmp
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "run"
-    proc = start_run(probe_dir, out, run_env(tmp_path, TMPDIR=str(temp), TROMPE_MEMORY_BUDGET=str(budget)), started)
+    env = run_env(tmp_path / "gate", TMPDIR=str(temp), TROMPE_MEMORY_BUDGET=str(budget))
+    proc = start_run(probe_dir, out, env, started)
     try:
         wait_until(lambda: any(list(folder.iterdir()) for folder in temp.glob("trompe-spill-*"))
-                   and len(written(out)) >= 3, proc)  # the fourth sample's call now hangs
+                   and len(written(out)) >= 3, proc, BOUND)  # the fourth sample's call now hangs
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=BOUND)
         assert proc.returncode == 128 + signum, err
@@ -110,7 +95,7 @@ def stop_then_resume(probe_dir: Path, tmp_path: Path, started: str, signals: lis
     """Send `signals` in turn to a run hung at its fourth sample: it exits 143 with nothing of it left running, and
     the same command then answers the rest, keeping what the interrupted run had finished; `temp` its TMPDIR."""
     assert STARTS[started].get("start_new_session"), "a run in the test's own session could not be ended whole"
-    out, env = tmp_path / "run", run_env(tmp_path, **({"TMPDIR": str(temp)} if temp else {}))
+    out, env = tmp_path / "run", run_env(tmp_path / "gate", **({"TMPDIR": str(temp)} if temp else {}))
     bound = RAY_BOUND if "ray" in extra else BOUND
     proc = start_run(probe_dir, out, env, started, *extra)
     try:
@@ -134,7 +119,7 @@ def stop_then_resume(probe_dir: Path, tmp_path: Path, started: str, signals: lis
             proc.communicate()
     kept = written(out)
     (tmp_path / "gate").touch()
-    again = subprocess.run(command(probe_dir, out, *extra), env=env, capture_output=True, text=True,
+    again = subprocess.run(gated(probe_dir, out, *extra), env=env, capture_output=True, text=True,
                            timeout=bound * 2, **STARTS[started])
     assert again.returncode == 0, again.stderr[-3000:]
     records = written(out)
@@ -154,7 +139,7 @@ def alive(pids: set[int]) -> set[int]:
     return {pid for pid in pids if state(pid) not in (None, "Z")}
 
 
-def group_alive(pgid: int) -> list[str]:
+def group_alive(pgid: int) -> list[int]:
     """The live (not zombie) processes of a process group, from /proc: the suite reaps orphans only at its end
     (leftovers.py makes it their subreaper), so a signal-0 probe would count the dead too."""
     alive = []
@@ -164,5 +149,5 @@ def group_alive(pgid: int) -> list[str]:
         except OSError:  # it exited meanwhile
             continue
         if int(fields[2]) == pgid and fields[0] != "Z":
-            alive.append(stat.parent.name)
+            alive.append(int(stat.parent.name))
     return alive

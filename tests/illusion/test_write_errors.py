@@ -5,12 +5,9 @@ does. On a real tmpfs of its own, or a real ext4 on a loop device that fails (di
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,9 +24,9 @@ from trompe_agents.illusion.runner import RunFolderUnwritable, run_samples
 from trompe_agents.illusion.runoptions import RunOptions
 from trompe_agents.toolclient import ToolClient
 
+from .illusion_runs import command, run_env, wait_until
 from .scripted import line_then_yes
 
-HERE = Path(__file__).parent  # scripted.py, for the command and its worker processes
 SMALL = 96 * 1024  # bytes: run.json and the first few samples' traces fit, not all eight
 # seconds: a bound for a run that hangs (the fault this guards against), not a timing check. Ray's start alone is
 # about 18 CPU-seconds (bench/README.md, "Ray against the process executor"): a minute of wall time at a load of 6.
@@ -53,16 +50,10 @@ def start_illusion_run(probe_dir: Path, out: Path, *extra: str, temp: Path | Non
     """`illusion-agent run` as a script starts it: no terminal, stdin closed, a session of its own (so a run over
     its bound is ended with everything it started, Ray's daemons included, which would otherwise outlive it as
     orphans of this test process); `temp` its TMPDIR; with `gate`, the model is scripted.gated_line_then_yes."""
-    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    if temp is not None:
-        env["TMPDIR"] = str(temp)
-    if gate is not None:
-        env["TROMPE_TEST_GATE"] = str(gate)
+    env = run_env(gate, **({"TMPDIR": str(temp)} if temp is not None else {}))
     model = "scripted:gated_line_then_yes" if gate else "scripted:line_then_yes"
-    command = [sys.executable, "-m", "trompe_agents.illusion.cli", "--backend", "function", "--model", model, "run",
-               "--dataset", str(probe_dir), "--out", str(out), "--no-progress", *extra]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            **STARTS["script"])
+    return subprocess.Popen(command(probe_dir, out, *extra, model=model), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **STARTS["script"])
 
 
 def finish(run: subprocess.Popen, bound: float = RUN_BOUND["other"]) -> subprocess.CompletedProcess:
@@ -177,9 +168,7 @@ def fault_mid_run(probe_dir: Path, tmp_path: Path, out: Path, fault: Callable[[]
     assert clean.returncode == 0, clean.stderr[-3000:]
     gate = tmp_path / "gate"
     run = start_illusion_run(probe_dir, out, "--concurrency", "1", gate=gate)
-    deadline = time.monotonic() + RUN_BOUND["other"]
-    while len(written(out)) < 3 and run.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)  # polling a condition the run reaches, not waiting for time to pass
+    wait_until(lambda: len(written(out)) >= 3, run, RUN_BOUND["other"])
     fault()
     gate.touch()
     failed = finish(run)
